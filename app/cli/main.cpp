@@ -1,0 +1,71 @@
+// shardscope: one CLI with subcommands; everything the GUI does can be done from here.
+#include <exception>
+#include <iostream>
+
+#include "app/cli/arg_parser.hpp"
+#include "app/cli/commands.hpp"
+#include "configs/did_you_mean.hpp"
+#include "sessions/build_info.hpp"
+
+namespace shardscope::app {
+
+const std::vector<Command>& all_commands() {
+  static const std::vector<Command> commands = {
+      {"report", "environment, versions, GPUs and kernels (the ds_report counterpart)",
+       run_report_command},
+  };
+  return commands;
+}
+
+namespace {
+
+void print_usage(std::ostream& out) {
+  out << "usage: shardscope <command> [options]\n\n"
+         "ShardScope: profiler and tuning workbench for sharded (ZeRO) training.\n\ncommands:\n";
+  for (const auto& c : all_commands()) {
+    std::string name = c.name;
+    out << "  " << name << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') << c.summary << "\n";
+  }
+  out << "\nRun 'shardscope <command> --help' for the options of one command.\n";
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return kExitUsage;
+  }
+  const std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    print_usage(std::cout);
+    return kExitOk;
+  }
+  if (name == "--version") {
+    const auto& b = sessions::build_info();
+    std::cout << "shardscope " << b.version << " (git " << b.git_hash << ")\n";
+    return kExitOk;
+  }
+  std::vector<std::string> names;
+  for (const auto& c : all_commands()) {
+    names.push_back(c.name);
+    if (name == c.name) return c.run(CommandArgs(argv + 2, argv + argc));
+  }
+  std::cerr << "shardscope: unknown command '" << name << "'";
+  if (auto guess = configs::closest_match(name, names)) std::cerr << "; did you mean '" << *guess << "'?";
+  std::cerr << "\nRun 'shardscope --help' for the list of commands.\n";
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace shardscope::app
+
+int main(int argc, char** argv) {
+  try {
+    return shardscope::app::dispatch(argc, argv);
+  } catch (const shardscope::app::UsageError& error) {
+    std::cerr << "shardscope: " << error.what() << "\n";
+    return shardscope::app::kExitUsage;
+  } catch (const std::exception& error) {
+    std::cerr << "shardscope: error: " << error.what() << "\n";
+    return shardscope::app::kExitFindings;
+  }
+}

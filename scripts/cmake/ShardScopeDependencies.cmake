@@ -1,0 +1,114 @@
+# Every dependency is found here, once; the summary at the end of configure says what was found.
+include(CheckLanguage)
+
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(Threads REQUIRED)
+
+# LibTorch comes from the torch==2.11.0 wheel (scripts/install_deps.sh puts it in a venv outside
+# the checkout). When no prefix is given, ask that venv's python where the wheel's CMake files are.
+set(SHARDSCOPE_VENV "$ENV{HOME}/.cache/shardscope/venv" CACHE PATH "venv holding the torch wheel")
+if(NOT Torch_DIR AND EXISTS "${SHARDSCOPE_VENV}/bin/python")
+  execute_process(
+    COMMAND "${SHARDSCOPE_VENV}/bin/python" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+    OUTPUT_VARIABLE _shardscope_torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(_shardscope_torch_prefix)
+    list(APPEND CMAKE_PREFIX_PATH "${_shardscope_torch_prefix}")
+  endif()
+endif()
+
+# CUDA first: the CUDA build of LibTorch needs the toolkit to configure, and our kernels need nvcc.
+set(SHARDSCOPE_HAS_CUDA OFF)
+if(NOT SHARDSCOPE_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # Hopper (H100/H200) is the GPU machine; 80 keeps A100s working; PTX of 90 for newer chips.
+      set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(SHARDSCOPE_HAS_CUDA ON)
+  elseif(SHARDSCOPE_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "SHARDSCOPE_CUDA=ON but no CUDA compiler was found; install the CUDA toolkit "
+                        "or configure with -DSHARDSCOPE_CUDA=AUTO")
+  endif()
+endif()
+
+find_package(Torch 2.11 QUIET)
+if(NOT Torch_FOUND)
+  message(FATAL_ERROR
+    "LibTorch 2.11 was not found.\n"
+    "  Fix: run scripts/install_deps.sh (it installs the torch==2.11.0 wheel into ${SHARDSCOPE_VENV}),\n"
+    "  or configure with -DCMAKE_PREFIX_PATH=$(python -c 'import torch.utils;print(torch.utils.cmake_prefix_path)')")
+endif()
+# The wheel's TorchConfig adds its flags to CMAKE_CXX_FLAGS (the C++11 ABI define among them).
+set(SHARDSCOPE_TORCH_HAS_CUDA OFF)
+if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
+  set(SHARDSCOPE_TORCH_HAS_CUDA ON)
+endif()
+
+# Optional GPU-side libraries, only meaningful with the toolkit.
+set(SHARDSCOPE_HAS_CUPTI OFF)
+set(SHARDSCOPE_HAS_NVTX OFF)
+set(SHARDSCOPE_HAS_NCCL OFF)
+if(SHARDSCOPE_HAS_CUDA)
+  if(TARGET CUDA::cupti)
+    set(SHARDSCOPE_HAS_CUPTI ON)
+  endif()
+  if(TARGET CUDA::nvtx3)
+    set(SHARDSCOPE_HAS_NVTX ON)
+  endif()
+  find_path(SHARDSCOPE_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(SHARDSCOPE_NCCL_INCLUDE_DIR)
+    set(SHARDSCOPE_HAS_NCCL ON)
+  endif()
+endif()
+
+# The GUI is optional: the GPU machine has no Qt.
+set(SHARDSCOPE_HAS_GUI OFF)
+if(NOT SHARDSCOPE_GUI STREQUAL "OFF")
+  find_package(Qt6 6.2 QUIET COMPONENTS Widgets PrintSupport Test)
+  find_package(QCustomPlotQt6 QUIET)
+  if(Qt6_FOUND AND QCustomPlotQt6_FOUND)
+    set(SHARDSCOPE_HAS_GUI ON)
+  elseif(SHARDSCOPE_GUI STREQUAL "ON")
+    message(FATAL_ERROR "SHARDSCOPE_GUI=ON but Qt 6 (Widgets, PrintSupport, Test) or QCustomPlotQt6 "
+                        "was not found: apt-get install qt6-base-dev libqcustomplot-dev")
+  endif()
+endif()
+
+if(SHARDSCOPE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+
+function(shardscope_yes_no flag out)
+  if(${flag})
+    set(${out} "yes" PARENT_SCOPE)
+  else()
+    set(${out} "no" PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(shardscope_print_feature_summary)
+  shardscope_yes_no(SHARDSCOPE_HAS_CUDA cuda)
+  shardscope_yes_no(SHARDSCOPE_HAS_NCCL nccl)
+  shardscope_yes_no(SHARDSCOPE_HAS_CUPTI cupti)
+  shardscope_yes_no(SHARDSCOPE_HAS_NVTX nvtx)
+  shardscope_yes_no(SHARDSCOPE_HAS_GUI gui)
+  shardscope_yes_no(SHARDSCOPE_TORCH_HAS_CUDA torch_cuda)
+  set(cuda_version "")
+  if(SHARDSCOPE_HAS_CUDA)
+    set(cuda_version " ${CUDAToolkit_VERSION}")
+  endif()
+  set(gui_why "")
+  if(NOT SHARDSCOPE_HAS_GUI)
+    set(gui_why " (shardscope-gui skipped: Qt 6 or QCustomPlotQt6 not found)")
+  endif()
+  message(STATUS "ShardScope ${PROJECT_VERSION}: LibTorch ${Torch_VERSION} (CUDA build: ${torch_cuda}) | "
+                 "CUDA${cuda_version}: ${cuda} | NCCL: ${nccl} | CUPTI: ${cupti} | NVTX: ${nvtx} | "
+                 "GUI (Qt ${Qt6_VERSION}): ${gui}${gui_why}")
+endfunction()
