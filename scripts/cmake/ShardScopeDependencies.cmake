@@ -38,7 +38,13 @@ if(NOT SHARDSCOPE_CUDA STREQUAL "OFF")
   endif()
 endif()
 
+# Torch's CUDA config wants TORCH_CUDA_ARCH_LIST and warns about CMAKE_CUDA_ARCHITECTURES; hide ours
+# while it runs (it compiles no CUDA of ours) and give it the same architectures.
+set(_shardscope_cuda_archs "${CMAKE_CUDA_ARCHITECTURES}")
+unset(CMAKE_CUDA_ARCHITECTURES)
+set(TORCH_CUDA_ARCH_LIST "8.0;9.0" CACHE STRING "Architectures for LibTorch's CUDA flags")
 find_package(Torch 2.11 QUIET)
+set(CMAKE_CUDA_ARCHITECTURES "${_shardscope_cuda_archs}")
 if(NOT Torch_FOUND)
   message(FATAL_ERROR
     "LibTorch 2.11 was not found.\n"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs what ShardScope needs and is missing: Debian packages, and the torch==2.11.0 wheel
+# (LibTorch) in a venv outside the checkout, reused when already there. Idempotent and quiet when
+# everything is present. Usage: scripts/install_deps.sh [--no-gui]
+set -euo pipefail
+
+VENV="${SHARDSCOPE_VENV:-$HOME/.cache/shardscope/venv}"
+TORCH_VERSION="2.11.0"
+PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
+          nlohmann-json3-dev libsqlite3-dev libgtest-dev libgmock-dev libgloo-dev)
+GUI_PACKAGES=(qt6-base-dev libqcustomplot-dev xvfb xauth)
+[[ "${1:-}" == "--no-gui" ]] || PACKAGES+=("${GUI_PACKAGES[@]}")
+
+say() { echo "[install] $*"; }
+fail() { echo "[install] error: $*" >&2; exit 1; }
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || fail "need root (or sudo) to apt-get install: ${missing[*]}"
+    SUDO="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/tmp/shardscope-apt.log 2>&1 ||
+    fail "apt-get update failed (see /tmp/shardscope-apt.log); check the network and /etc/apt/sources.list"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/shardscope-apt.log 2>&1 ||
+    fail "apt-get install failed for: ${missing[*]} (see /tmp/shardscope-apt.log)"
+fi
+
+have_torch() {
+  [[ -x "$VENV/bin/python" ]] &&
+    "$VENV/bin/python" -c "import torch,sys; sys.exit(0 if torch.__version__.split('+')[0]=='$TORCH_VERSION' else 1)" \
+      >/dev/null 2>&1
+}
+if ! have_torch; then
+  say "installing torch==$TORCH_VERSION (LibTorch) into $VENV; the first time downloads about 3 GB"
+  mkdir -p "$(dirname "$VENV")"
+  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV" ||
+    fail "could not create the venv $VENV (is python3-venv installed?)"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION" ||
+    fail "pip install torch==$TORCH_VERSION failed; check access to PyPI, or point SHARDSCOPE_VENV at a venv that has it"
+  have_torch || fail "torch in $VENV is not $TORCH_VERSION after pip install"
+fi
