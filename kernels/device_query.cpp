@@ -23,7 +23,9 @@ CudaDeviceQuery query_cuda_devices() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    query.error = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+    query.error = query.driver_version == 0
+                      ? std::string("no NVIDIA driver is loaded, ") + cudaGetErrorName(status)
+                      : std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
     cudaGetLastError();  // clear the sticky error so later CUDA calls in this process are not poisoned
     return query;
   }
