@@ -65,14 +65,14 @@ struct OptimizerBuffers {
   }
 };
 
-/// |a - b| <= rel * max(|a|, |b|) for every element (plus a denormal-sized floor).
+/// |a - b| <= rel * max(|a|, |b|) + abs for every element.
 inline void expect_all_close(const std::vector<float>& a, const std::vector<float>& b, double rel,
-                             const std::string& what) {
+                             const std::string& what, double abs = 1e-30) {
   ASSERT_EQ(a.size(), b.size()) << what;
   std::size_t bad = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     const double diff = std::fabs(static_cast<double>(a[i]) - b[i]);
-    const double bound = rel * std::fmax(std::fabs(a[i]), std::fabs(b[i])) + 1e-30;
+    const double bound = rel * std::fmax(std::fabs(a[i]), std::fabs(b[i])) + abs;
     if (!(diff <= bound) && ++bad <= 3)
       ADD_FAILURE() << what << "[" << i << "]: " << a[i] << " vs " << b[i] << " (relative bound " << rel << ")";
   }
