@@ -1,0 +1,40 @@
+#include "estimator/plan_estimate.hpp"
+
+#include <cmath>
+
+namespace shardscope::estimator {
+namespace {
+
+// Fit against memory less the margin; the largest micro-batch follows because every activation
+// term is linear in the micro-batch.
+void apply_fit(PlanEstimate& p, const EstimateOptions& options, const ActivationEstimate& activations) {
+  const ClusterSettings& c = options.cluster;
+  if (c.gpu_memory_bytes) {
+    const double usable = *c.gpu_memory_bytes * (1 - c.margin);
+    p.fits_gpu = p.gpu_total_bytes <= usable;
+    if (activations.available && activations.bytes_per_sample > 0) {
+      const double room = usable - (p.gpu_total_bytes - activations.total_bytes);
+      p.max_micro_batch = room > 0 ? static_cast<long long>(std::floor(room / activations.bytes_per_sample)) : 0;
+    }
+  }
+  if (c.cpu_memory_bytes) p.fits_cpu = p.cpu_total_bytes_per_node <= *c.cpu_memory_bytes * (1 - c.margin);
+}
+
+}  // namespace
+
+PlanEstimate estimate_plan(const ModelDescription& model, const ZeroPlan& plan, const EstimateOptions& options,
+                           const ActivationEstimate& activations, std::optional<double> bandwidth,
+                           const std::string& bandwidth_source) {
+  PlanEstimate p;
+  p.plan = plan;
+  p.states = estimate_model_states(model.total_params, plan, options.precision, options.cluster);
+  p.buffers = estimate_buffers(model, plan, options);
+  p.communication = estimate_communication(model.total_params, plan, options, bandwidth, bandwidth_source);
+  p.gpu_total_bytes = p.states.gpu.total() + p.buffers.gpu_bytes + (activations.available ? activations.total_bytes : 0);
+  p.cpu_total_bytes_per_node = p.states.cpu_per_node.total() + p.buffers.cpu_bytes_per_node + activations.cpu_bytes_per_node;
+  p.nvme_bytes_per_node = p.states.nvme_per_node.total();
+  apply_fit(p, options, activations);
+  return p;
+}
+
+}  // namespace shardscope::estimator
