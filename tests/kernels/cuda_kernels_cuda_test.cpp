@@ -1,0 +1,259 @@
+// The CUDA kernels against the CPU scalar references (same sizes, dtypes and steps as the CPU
+// tests), the norm's run-to-run determinism, the inf/NaN check, and the checked entry points'
+// errors. Every test is skipped, with the reason, where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/cuda_adagrad.hpp"
+#include "kernels/cuda_adam.hpp"
+#include "kernels/cuda_check.hpp"
+#include "kernels/cuda_lamb.hpp"
+#include "kernels/cuda_lion.hpp"
+#include "kernels/cuda_norm.hpp"
+#include "kernels/cuda_sgd.hpp"
+#include "kernels/cuda_unscale.hpp"
+#include "kernels/device_query.hpp"
+#include "kernels/kernel_error.hpp"
+#include "kernels/kernel_registry.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
+
+namespace shardscope::kernels {
+namespace {
+
+using testing::OptimizerBuffers;
+
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(const std::vector<T>& host) : count_(host.size()) {
+    if (count_ == 0) return;
+    SHARDSCOPE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count_ * sizeof(T)), "test");
+    upload(host);
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), count_(other.count_) { other.data_ = nullptr; }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void upload(const std::vector<T>& host) {
+    if (count_) SHARDSCOPE_CUDA_CHECK(cudaMemcpy(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice), "test");
+  }
+  void download(std::vector<T>& host) const {
+    if (count_) SHARDSCOPE_CUDA_CHECK(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost), "test");
+  }
+  T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// Device mirror of OptimizerBuffers.
+struct DeviceOptimizerBuffers {
+  DeviceBuffer<float> params, grads32;
+  DeviceBuffer<std::uint16_t> grads16, copy;
+  std::vector<DeviceBuffer<float>> states;
+
+  explicit DeviceOptimizerBuffers(const OptimizerBuffers& h)
+      : params(h.params), grads32(h.grads32), grads16(h.grads16), copy(h.copy) {
+    for (const auto& s : h.states) states.emplace_back(s);
+  }
+  void upload_grads(const OptimizerBuffers& h) {
+    grads32.upload(h.grads32);
+    grads16.upload(h.grads16);
+  }
+  FlatParams flat(const OptimizerBuffers& h) const {
+    FlatParams f;
+    f.params = params.get();
+    f.count = h.params.size();
+    f.grads.dtype = h.grad_dtype;
+    f.grads.data = h.grad_dtype == Dtype::kFloat32 ? static_cast<const void*>(grads32.get())
+                                                   : static_cast<const void*>(grads16.get());
+    if (h.copy_dtype != Dtype::kFloat32) f.copy = {copy.get(), h.copy_dtype};
+    return f;
+  }
+  void download(OptimizerBuffers& h) const {
+    params.download(h.params);
+    copy.download(h.copy);
+    for (std::size_t k = 0; k < states.size(); ++k) states[k].download(h.states[k]);
+  }
+};
+
+class CudaKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const CudaDeviceQuery query = query_cuda_devices();
+    if (query.devices.empty()) GTEST_SKIP() << "no CUDA device: " << query.error;
+    SHARDSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_), "test");
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  using GpuRun = std::function<void(DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t step)>;
+  using CpuRun = std::function<void(OptimizerBuffers& h, std::int64_t step)>;
+
+  /// The GPU kernel on device buffers vs the CPU reference on host twins, 3 steps, every size/dtype.
+  void check_against_cpu(int state_count, const GpuRun& gpu, const CpuRun& cpu) {
+    for (std::size_t n : testing::kSizes) {
+      for (const auto& [grad_dtype, copy_dtype] : testing::kDtypeCombos) {
+        const std::string label = "CUDA n=" + std::to_string(n) + " grads=" + dtype_name(grad_dtype);
+        OptimizerBuffers a(n, state_count, 7, grad_dtype, copy_dtype), b(n, state_count, 7, grad_dtype, copy_dtype);
+        DeviceOptimizerBuffers d(a);
+        for (int step = 1; step <= 3; ++step) {
+          a.fill_grads(100 + step);
+          b.fill_grads(100 + step);
+          d.upload_grads(a);
+          gpu(d, a, step);
+          cpu(b, step);
+        }
+        SHARDSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_), "test");
+        d.download(a);
+        testing::expect_all_close(a.params, b.params, 1e-6, label + " params");
+        for (int k = 0; k < state_count; ++k)
+          testing::expect_all_close(a.states[k], b.states[k], 1e-6, label + " state " + std::to_string(k));
+        testing::expect_same_copy(a, b, label);
+      }
+    }
+  }
+
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(CudaKernels, AdamMatchesCpuReference) {
+  for (bool adam_w : {true, false}) {
+    AdamOptions o;
+    o.adam_w_mode = adam_w;
+    o.weight_decay = 0.01;
+    check_against_cpu(
+        2,
+        [&](DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t t) {
+          cuda_adam_step(o, d.flat(h), {d.states[0].get(), d.states[1].get()}, t, stream_);
+        },
+        [&](OptimizerBuffers& h, std::int64_t t) {
+          cpu_adam_step_reference(o, h.flat(), {h.states[0].data(), h.states[1].data()}, t);
+        });
+  }
+}
+
+TEST_F(CudaKernels, LambMatchesCpuReference) {
+  LambOptions o;
+  o.weight_decay = 0.01;
+  o.lr = 1e-2;
+  void* workspace = nullptr;
+  SHARDSCOPE_CUDA_CHECK(cudaMalloc(&workspace, cuda_lamb_workspace_doubles() * sizeof(double)), "test");
+  float gpu_ratio = 0.0f, cpu_ratio = 0.0f;
+  check_against_cpu(
+      2,
+      [&](DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t t) {
+        cuda_lamb_step(o, d.flat(h), {d.states[0].get(), d.states[1].get()}, t, static_cast<double*>(workspace),
+                       stream_);
+        double ratio = 0.0;
+        SHARDSCOPE_CUDA_CHECK(cudaMemcpy(&ratio, static_cast<double*>(workspace) + 2, sizeof ratio,
+                                         cudaMemcpyDeviceToHost), "test");
+        gpu_ratio = static_cast<float>(ratio);
+      },
+      [&](OptimizerBuffers& h, std::int64_t t) {
+        cpu_ratio = cpu_lamb_step_reference(o, h.flat(), {h.states[0].data(), h.states[1].data()}, t).trust_ratio;
+        EXPECT_NEAR(gpu_ratio, cpu_ratio, 1e-6 * cpu_ratio) << "step " << t;
+      });
+  cudaFree(workspace);
+}
+
+TEST_F(CudaKernels, LionAdagradSgdMatchCpuReference) {
+  LionOptions lion;
+  lion.weight_decay = 0.1;
+  check_against_cpu(
+      1,
+      [&](DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t t) {
+        cuda_lion_step(lion, d.flat(h), {d.states[0].get()}, t, stream_);
+      },
+      [&](OptimizerBuffers& h, std::int64_t t) { cpu_lion_step_reference(lion, h.flat(), {h.states[0].data()}, t); });
+  AdagradOptions adagrad;
+  adagrad.weight_decay = 0.01;
+  adagrad.lr_decay = 0.1;
+  check_against_cpu(
+      1,
+      [&](DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t t) {
+        cuda_adagrad_step(adagrad, d.flat(h), {d.states[0].get()}, t, stream_);
+      },
+      [&](OptimizerBuffers& h, std::int64_t t) {
+        cpu_adagrad_step_reference(adagrad, h.flat(), {h.states[0].data()}, t);
+      });
+  SgdOptions sgd;
+  sgd.lr = 0.05;
+  sgd.momentum = 0.9;
+  sgd.nesterov = true;
+  sgd.weight_decay = 1e-3;
+  check_against_cpu(
+      1,
+      [&](DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t t) {
+        cuda_sgd_step(sgd, d.flat(h), {d.states[0].get()}, t, stream_);
+      },
+      [&](OptimizerBuffers& h, std::int64_t t) { cpu_sgd_step_reference(sgd, h.flat(), {h.states[0].data()}, t); });
+}
+
+TEST_F(CudaKernels, NormMatchesCpuAndRepeatsBitForBit) {
+  for (std::size_t n : testing::kSizes) {
+    const auto x = testing::random_floats(n, 5, -3.0f, 3.0f);
+    DeviceBuffer<float> d(x);
+    const double expected = cpu_squared_l2_norm_reference(x.data(), n);
+    const double first = cuda_squared_l2_norm(d.get(), n, stream_);
+    EXPECT_NEAR(first, expected, 1e-12 * expected) << "n=" << n;
+    EXPECT_EQ(cuda_squared_l2_norm(d.get(), n, stream_), first) << "n=" << n;
+    auto scaled = x;
+    cuda_scale(d.get(), n, 0.25f, stream_);
+    SHARDSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_), "test");
+    d.download(scaled);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(scaled[i], x[i] * 0.25f) << i;
+  }
+}
+
+TEST_F(CudaKernels, UnscaleFindsInfAndNan) {
+  const std::size_t n = 100003;
+  auto x = testing::random_floats(n, 8, -1.0f, 1.0f);
+  DeviceBuffer<float> d(x);
+  EXPECT_FALSE(cuda_unscale_and_check(d.get(), n, 0.5f, stream_));
+  std::vector<float> back(n);
+  d.download(back);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], x[i] * 0.5f) << i;
+  for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    for (std::size_t at : {std::size_t{0}, n / 2, n - 1}) {
+      auto y = x;
+      y[at] = bad;
+      DeviceBuffer<float> dy(y);
+      EXPECT_TRUE(cuda_unscale_and_check(dy.get(), n, 1.0f, stream_)) << "at " << at;
+    }
+  }
+}
+
+TEST_F(CudaKernels, CheckedEntryPointsRejectHostMemoryAndNameTheCall) {
+  std::vector<float> host(16, 1.0f);
+  try {
+    cuda_scale(host.data(), host.size(), 2.0f, stream_);
+    FAIL() << "a host pointer was accepted";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("host memory"), std::string::npos) << e.what();
+  }
+  try {
+    SHARDSCOPE_CUDA_CHECK(cudaMemcpy(nullptr, host.data(), 64, cudaMemcpyHostToDevice), "the_test");
+    FAIL() << "a copy to null succeeded";
+  } catch (const CudaError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cudaMemcpy(nullptr"), std::string::npos) << what;
+    EXPECT_NE(what.find("in the_test on device 0"), std::string::npos) << what;
+  }
+}
+
+TEST_F(CudaKernels, RegistryCallsThemUsable) {
+  for (const auto& k : list_kernels())
+    if (k.name.rfind("cuda_", 0) == 0) {
+      EXPECT_TRUE(k.compatible) << k.name << ": " << k.reason;
+    }
+}
+
+}  // namespace
+}  // namespace shardscope::kernels
