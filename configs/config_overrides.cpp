@@ -19,8 +19,10 @@ std::vector<std::string> split_path(const std::string& path) {
 /// The value text as JSON when it parses ("4", "true", "[0.9, 0.95]"), else as a plain string.
 nlohmann::json override_value(const std::string& text) {
   const auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return text;
-  return parsed;
+  if (!parsed.is_discarded()) return parsed;
+  // Not JSON: a plain string, with invalid UTF-8 replaced so it can be printed and dumped.
+  return nlohmann::json::parse(nlohmann::json(text).dump(-1, ' ', false,
+                                                         nlohmann::json::error_handler_t::replace));
 }
 
 void apply_one(ValidationContext& context, const ConfigOverride& override_) {

@@ -31,6 +31,7 @@ class Parser {
 
   ConfigNode parse_document() {
     if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;  // a UTF-8 byte order mark
+    check_utf8();
     skip_space();
     if (at_end()) throw SyntaxError{here(), "the config is empty", "write a JSON object: {}"};
     ConfigNode root = parse_value(0);
@@ -78,6 +79,27 @@ class Parser {
       return out.str();
     }
     return std::string("'") + static_cast<char>(c) + "'";
+  }
+
+  /// DeepSpeed opens the file as UTF-8 text, so a bad byte anywhere fails before hjson runs.
+  void check_utf8() {
+    std::size_t i = pos_;
+    while (i < text_.size()) {
+      const unsigned char c = static_cast<unsigned char>(text_[i]);
+      const std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3
+                                 : (c >> 3) == 0x1E ? 4 : 0;
+      bool valid = length > 0 && i + length <= text_.size() && !(c == 0xC0 || c == 0xC1 || c > 0xF4);
+      for (std::size_t k = 1; valid && k < length; ++k)
+        valid = (static_cast<unsigned char>(text_[i + k]) & 0xC0) == 0x80;
+      if (!valid) {
+        while (pos_ < i) advance();
+        std::ostringstream byte;
+        byte << "0x" << std::hex << static_cast<int>(c);
+        throw SyntaxError{here(), "the file is not valid UTF-8 (byte " + byte.str() + ")",
+                          "save the file as UTF-8"};
+      }
+      i += length;
+    }
   }
 
   /// Skips whitespace and comments; returns true if a newline was crossed.
@@ -370,7 +392,11 @@ ConfigNode Parser::parse_object(int depth) {
         note(comma, "trailing-comma", "trailing comma before '}': hjson accepts it, JSON does not",
              "remove the comma");
     } else if (peek() != '}') {
-      if (!newline || at_end())
+      if (at_end())
+        throw SyntaxError{here(), "unexpected end of file, expected '}' to close the object opened at " +
+                                      std::to_string(node.location.line) + ":" +
+                                      std::to_string(node.location.column), ""};
+      if (!newline)
         throw SyntaxError{here(), "expected ',' or '}' after the value of \"" +
                                       node.members.back().key + "\", found " + describe_here(),
                           "separate members with commas"};
@@ -404,7 +430,11 @@ ConfigNode Parser::parse_array(int depth) {
         note(comma, "trailing-comma", "trailing comma before ']': hjson accepts it, JSON does not",
              "remove the comma");
     } else if (peek() != ']') {
-      if (!newline || at_end())
+      if (at_end())
+        throw SyntaxError{here(), "unexpected end of file, expected ']' to close the array opened at " +
+                                      std::to_string(node.location.line) + ":" +
+                                      std::to_string(node.location.column), ""};
+      if (!newline)
         throw SyntaxError{here(), "expected ',' or ']' in the array, found " + describe_here(),
                           "separate items with commas"};
       note(here(), "missing-comma", "array item on a new line without a comma: hjson accepts it, "
