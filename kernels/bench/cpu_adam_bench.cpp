@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   }
   std::printf("# cpu_adam: %zu fp32 elements, %d timed steps after %d warm-up, %d OpenMP threads\n", o.elements,
               o.steps, o.warmup, cpu_thread_count());
-  std::printf("# %10s %14s %12s\n", "simd", "time(ms/step)", "busbw(GB/s)");
+  std::printf("# %10s %14s %12s\n", "simd", "time(ms/step)", "mem(GB/s)");
   for (const Row& r : rows)
     std::printf("  %10s %14.3f %12.2f\n", simd_level_name(r.level).c_str(), r.ms_per_step, r.gbps);
   std::printf("# %s%s\n", ok ? "OK" : "FAILED", ok || o.min_gbps <= 0 ? "" : ": below --min-gbps");
