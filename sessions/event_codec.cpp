@@ -1,0 +1,433 @@
+#include "sessions/event_codec.hpp"
+
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "sessions/errors.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+// Little-endian fixed-width fields; strings are a u32 length then UTF-8 bytes. x86 and ARM
+// servers are little-endian, so memcpy is the encoding; a big-endian host would swap here.
+class Writer {
+ public:
+  explicit Writer(std::string& out) : out_(out) {}
+  void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u16(std::uint16_t v) { raw(&v, 2); }
+  void u32(std::uint32_t v) { raw(&v, 4); }
+  void i32(std::int32_t v) { raw(&v, 4); }
+  void i64(std::int64_t v) { raw(&v, 8); }
+  void f64(double v) { raw(&v, 8); }
+  void str(const std::string& s) {
+    u32(static_cast<std::uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void raw(const void* p, std::size_t n) { out_.append(static_cast<const char*>(p), n); }
+
+ private:
+  std::string& out_;
+};
+
+class Reader {
+ public:
+  Reader(const char* data, std::size_t size, const char* frame)
+      : p_(data), end_(data + size), frame_(frame) {}
+  std::uint8_t u8() { std::uint8_t v; take(&v, 1); return v; }
+  std::uint16_t u16() { std::uint16_t v; take(&v, 2); return v; }
+  std::uint32_t u32() { std::uint32_t v; take(&v, 4); return v; }
+  std::int32_t i32() { std::int32_t v; take(&v, 4); return v; }
+  std::int64_t i64() { std::int64_t v; take(&v, 8); return v; }
+  double f64() { double v; take(&v, 8); return v; }
+  std::string str() {
+    const std::uint32_t n = u32();
+    if (n > static_cast<std::size_t>(end_ - p_)) fail("a string runs past the end of the frame");
+    std::string s(p_, n);
+    p_ += n;
+    return s;
+  }
+  /// A count of items each at least `min_item_bytes` long; rejects counts the frame cannot hold.
+  std::uint32_t count(std::size_t min_item_bytes) {
+    const std::uint32_t n = u32();
+    if (static_cast<std::size_t>(n) * min_item_bytes > static_cast<std::size_t>(end_ - p_))
+      fail("an item count exceeds the frame size");
+    return n;
+  }
+  void expect_end() {
+    if (p_ != end_) fail("unexpected trailing bytes");
+  }
+  [[noreturn]] void fail(const std::string& what) {
+    throw ProtocolError(std::string("malformed ") + frame_ + " frame: " + what);
+  }
+
+ private:
+  void take(void* v, std::size_t n) {
+    if (n > static_cast<std::size_t>(end_ - p_)) fail("truncated payload");
+    std::memcpy(v, p_, n);
+    p_ += n;
+  }
+  const char* p_;
+  const char* end_;
+  const char* frame_;
+};
+
+// Optional doubles travel behind a presence bitmask so "not measured" survives the trip.
+void optional_f64(Writer& w, const std::optional<double>& v) {
+  if (v) w.f64(*v);
+}
+
+void write_step(Writer& w, const StepMetrics& s) {
+  const std::optional<double> doubles[] = {s.step_time_ms, s.loss,          s.lr,
+                                           s.loss_scale,   s.grad_norm,     s.samples_per_s,
+                                           s.tokens_per_s, s.tflops};
+  const std::optional<std::int64_t> ints[] = {s.mem_allocated_bytes, s.mem_reserved_bytes,
+                                              s.mem_peak_bytes};
+  std::uint16_t mask = 0;
+  for (int i = 0; i < 8; ++i) mask |= doubles[i] ? (1u << i) : 0u;
+  for (int i = 0; i < 3; ++i) mask |= ints[i] ? (1u << (8 + i)) : 0u;
+  w.i32(s.rank);
+  w.i64(s.step);
+  w.f64(s.wall_time);
+  w.u8(s.skipped ? 1 : 0);
+  w.u16(mask);
+  for (const auto& d : doubles) optional_f64(w, d);
+  for (const auto& i : ints)
+    if (i) w.i64(*i);
+}
+
+StepMetrics read_step(Reader& r) {
+  StepMetrics s;
+  s.rank = r.i32();
+  s.step = r.i64();
+  s.wall_time = r.f64();
+  s.skipped = r.u8() != 0;
+  const std::uint16_t mask = r.u16();
+  std::optional<double>* doubles[] = {&s.step_time_ms, &s.loss,          &s.lr,
+                                      &s.loss_scale,   &s.grad_norm,     &s.samples_per_s,
+                                      &s.tokens_per_s, &s.tflops};
+  std::optional<std::int64_t>* ints[] = {&s.mem_allocated_bytes, &s.mem_reserved_bytes,
+                                         &s.mem_peak_bytes};
+  for (int i = 0; i < 8; ++i)
+    if (mask & (1u << i)) *doubles[i] = r.f64();
+  for (int i = 0; i < 3; ++i)
+    if (mask & (1u << (8 + i))) *ints[i] = r.i64();
+  if (mask >> 11) r.fail("unknown bits in the field mask");
+  return s;
+}
+
+void write_strings(Writer& w, const std::vector<std::string>& v) {
+  w.u32(static_cast<std::uint32_t>(v.size()));
+  for (const auto& s : v) w.str(s);
+}
+
+std::vector<std::string> read_strings(Reader& r) {
+  std::vector<std::string> v(r.count(4));
+  for (auto& s : v) s = r.str();
+  return v;
+}
+
+void write_run_start(Writer& w, const RunStart& s) {
+  w.str(s.name);
+  w.f64(s.started_at);
+  write_strings(w, s.command_line);
+  w.str(s.config_json);
+  w.str(s.config_hash);
+  w.str(report_to_json(s.environment).dump());
+  w.i32(s.world_size);
+  w.u32(static_cast<std::uint32_t>(s.ranks.size()));
+  for (const auto& k : s.ranks) {
+    w.i32(k.rank);
+    w.i32(k.local_rank);
+    w.str(k.host);
+    w.i64(k.pid);
+    w.str(k.device);
+  }
+  w.f64(s.peak_tflops_per_gpu);
+  write_strings(w, s.tags);
+}
+
+RunStart read_run_start(Reader& r) {
+  RunStart s;
+  s.name = r.str();
+  s.started_at = r.f64();
+  s.command_line = read_strings(r);
+  s.config_json = r.str();
+  s.config_hash = r.str();
+  const std::string environment = r.str();
+  try {
+    s.environment = report_from_json(nlohmann::json::parse(environment));
+  } catch (const std::exception& error) {
+    r.fail(std::string("bad environment report: ") + error.what());
+  }
+  s.world_size = r.i32();
+  s.ranks.resize(r.count(24));
+  for (auto& k : s.ranks) {
+    k.rank = r.i32();
+    k.local_rank = r.i32();
+    k.host = r.str();
+    k.pid = r.i64();
+    k.device = r.str();
+  }
+  s.peak_tflops_per_gpu = r.f64();
+  s.tags = read_strings(r);
+  return s;
+}
+
+void write_activity(Writer& w, const ActivityRecord& a) {
+  w.u8(static_cast<std::uint8_t>(a.kind));
+  w.str(a.name);
+  w.i64(a.start_ns);
+  w.i64(a.end_ns);
+  w.i32(a.device);
+  w.i64(a.stream);
+  w.i64(a.bytes);
+  w.i64(a.step);
+}
+
+ActivityRecord read_activity(Reader& r) {
+  ActivityRecord a;
+  const std::uint8_t kind = r.u8();
+  if (kind > 2) r.fail("unknown activity kind " + std::to_string(kind));
+  a.kind = static_cast<ActivityKind>(kind);
+  a.name = r.str();
+  a.start_ns = r.i64();
+  a.end_ns = r.i64();
+  a.device = r.i32();
+  a.stream = r.i64();
+  a.bytes = r.i64();
+  a.step = r.i64();
+  return a;
+}
+
+void write_nvtx(Writer& w, const NvtxRange& n) {
+  w.str(n.name);
+  w.str(n.domain);
+  w.i64(n.start_ns);
+  w.i64(n.end_ns);
+  w.i32(n.device);
+  w.i64(n.stream);
+  w.i64(n.step);
+}
+
+NvtxRange read_nvtx(Reader& r) {
+  NvtxRange n;
+  n.name = r.str();
+  n.domain = r.str();
+  n.start_ns = r.i64();
+  n.end_ns = r.i64();
+  n.device = r.i32();
+  n.stream = r.i64();
+  n.step = r.i64();
+  return n;
+}
+
+struct PayloadWriter {
+  Writer& w;
+  void operator()(const RunStart& e) { write_run_start(w, e); }
+  void operator()(const StepMetrics& e) { write_step(w, e); }
+  void operator()(const TimerBreakdown& e) {
+    w.i32(e.rank);
+    w.i64(e.step);
+    w.u32(static_cast<std::uint32_t>(e.timers.size()));
+    for (const auto& t : e.timers) {
+      w.str(t.name);
+      w.f64(t.ms);
+    }
+  }
+  void operator()(const CommRecord& e) {
+    w.i32(e.rank);
+    w.i64(e.step);
+    w.str(e.op);
+    w.i64(e.bytes);
+    w.f64(e.latency_us);
+    w.f64(e.algbw_gbps);
+    w.f64(e.busbw_gbps);
+    w.i32(e.group_size);
+  }
+  void operator()(const ActivityBatch& e) {
+    w.i32(e.rank);
+    w.u32(static_cast<std::uint32_t>(e.records.size()));
+    for (const auto& a : e.records) write_activity(w, a);
+  }
+  void operator()(const NvtxBatch& e) {
+    w.i32(e.rank);
+    w.u32(static_cast<std::uint32_t>(e.ranges.size()));
+    for (const auto& n : e.ranges) write_nvtx(w, n);
+  }
+  void operator()(const LogLine& e) {
+    w.i32(e.rank);
+    w.f64(e.time);
+    w.u8(static_cast<std::uint8_t>(e.level));
+    w.str(e.text);
+  }
+  void operator()(const RunEnd& e) {
+    w.str(e.status);
+    w.f64(e.ended_at);
+    w.f64(e.wall_time_s);
+    w.u32(static_cast<std::uint32_t>(e.exit_codes.size()));
+    for (const auto& x : e.exit_codes) {
+      w.i32(x.rank);
+      w.i32(x.exit_code);
+    }
+  }
+};
+
+// Reserves the length prefix, lets `body` append the type and payload, then fills the prefix in.
+template <typename Body>
+void frame(std::string& out, FrameType type, Body&& body) {
+  const std::size_t start = out.size();
+  out.append(4, '\0');
+  Writer w(out);
+  w.u8(static_cast<std::uint8_t>(type));
+  body(w);
+  const auto length = static_cast<std::uint32_t>(out.size() - start - 4);
+  std::memcpy(&out[start], &length, 4);
+}
+
+Event read_event(FrameType type, Reader& r) {
+  switch (type) {
+    case FrameType::kRunStart: return read_run_start(r);
+    case FrameType::kStepMetrics: return read_step(r);
+    case FrameType::kTimerBreakdown: {
+      TimerBreakdown e;
+      e.rank = r.i32();
+      e.step = r.i64();
+      e.timers.resize(r.count(12));
+      for (auto& t : e.timers) {
+        t.name = r.str();
+        t.ms = r.f64();
+      }
+      return e;
+    }
+    case FrameType::kCommRecord: {
+      CommRecord e;
+      e.rank = r.i32();
+      e.step = r.i64();
+      e.op = r.str();
+      e.bytes = r.i64();
+      e.latency_us = r.f64();
+      e.algbw_gbps = r.f64();
+      e.busbw_gbps = r.f64();
+      e.group_size = r.i32();
+      return e;
+    }
+    case FrameType::kActivityBatch: {
+      ActivityBatch e;
+      e.rank = r.i32();
+      e.records.resize(r.count(49));
+      for (auto& a : e.records) a = read_activity(r);
+      return e;
+    }
+    case FrameType::kNvtxBatch: {
+      NvtxBatch e;
+      e.rank = r.i32();
+      e.ranges.resize(r.count(44));
+      for (auto& n : e.ranges) n = read_nvtx(r);
+      return e;
+    }
+    case FrameType::kLogLine: {
+      LogLine e;
+      e.rank = r.i32();
+      e.time = r.f64();
+      const std::uint8_t level = r.u8();
+      if (level > 3) r.fail("unknown log level " + std::to_string(level));
+      e.level = static_cast<LogLevel>(level);
+      e.text = r.str();
+      return e;
+    }
+    case FrameType::kRunEnd: {
+      RunEnd e;
+      e.status = r.str();
+      e.ended_at = r.f64();
+      e.wall_time_s = r.f64();
+      e.exit_codes.resize(r.count(8));
+      for (auto& x : e.exit_codes) {
+        x.rank = r.i32();
+        x.exit_code = r.i32();
+      }
+      return e;
+    }
+    default: break;
+  }
+  r.fail("unknown frame type " + std::to_string(static_cast<int>(type)));
+}
+
+const char* frame_name(std::uint8_t type) {
+  static const char* names[] = {"unknown",       "Hello",      "RunStart",  "StepMetrics",
+                                "TimerBreakdown", "CommRecord", "ActivityBatch", "NvtxBatch",
+                                "LogLine",       "RunEnd"};
+  return type < 10 ? names[type] : names[0];
+}
+
+}  // namespace
+
+void encode_hello(const Hello& hello, std::string& out) {
+  frame(out, FrameType::kHello, [&](Writer& w) {
+    w.u32(kHelloMagic);
+    w.u16(hello.protocol_version);
+    w.str(hello.session_uid);
+    w.i32(hello.rank);
+    w.str(hello.host);
+    w.i64(hello.pid);
+  });
+}
+
+void encode_event(const Event& event, std::string& out) {
+  const auto type = static_cast<FrameType>(event.index() + 2);  // variant order = frame types 2..9
+  frame(out, type, [&](Writer& w) { std::visit(PayloadWriter{w}, event); });
+}
+
+Frame decode_frame_payload(const char* data, std::size_t size) {
+  if (size == 0) throw ProtocolError("malformed frame: empty (no type byte)");
+  const auto type = static_cast<std::uint8_t>(data[0]);
+  Reader r(data + 1, size - 1, frame_name(type));
+  if (type == static_cast<std::uint8_t>(FrameType::kHello)) {
+    Hello h;
+    if (r.u32() != kHelloMagic) r.fail("bad magic (not a ShardScope event stream)");
+    h.protocol_version = r.u16();
+    h.session_uid = r.str();
+    h.rank = r.i32();
+    h.host = r.str();
+    h.pid = r.i64();
+    r.expect_end();
+    return h;
+  }
+  Event e = read_event(static_cast<FrameType>(type), r);
+  r.expect_end();
+  return e;
+}
+
+FrameDecoder::FrameDecoder(std::size_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {}
+
+void FrameDecoder::feed(const char* data, std::size_t size) {
+  // Compact once the decoded prefix dominates, so the buffer stays about one frame long.
+  if (consumed_ > 0 && consumed_ >= buffer_.size() / 2) {
+    buffer_.erase(0, consumed_);
+    consumed_ = 0;
+  }
+  buffer_.append(data, size);
+}
+
+std::size_t FrameDecoder::pending_frame_bytes() const {
+  if (buffered_bytes() < 4) return 0;
+  std::uint32_t length;
+  std::memcpy(&length, buffer_.data() + consumed_, 4);
+  return length;
+}
+
+bool FrameDecoder::next(Frame& out) {
+  if (buffered_bytes() < 4) return false;
+  std::uint32_t length;
+  std::memcpy(&length, buffer_.data() + consumed_, 4);
+  if (length == 0 || length > max_frame_bytes_)
+    throw ProtocolError("frame length " + std::to_string(length) + " is outside 1.." +
+                        std::to_string(max_frame_bytes_) + " bytes (not a ShardScope event stream?)");
+  if (buffered_bytes() < 4 + static_cast<std::size_t>(length)) return false;
+  const char* payload = buffer_.data() + consumed_ + 4;
+  consumed_ += 4 + length;
+  out = decode_frame_payload(payload, length);
+  return true;
+}
+
+}  // namespace shardscope::sessions

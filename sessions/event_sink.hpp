@@ -1,0 +1,91 @@
+#pragma once
+// Where a rank's events go. The engine holds an EventSink and calls send() from each rank:
+// TcpEventSink streams to the launcher's collector; FileEventSink writes straight into a session
+// file when a run has no launcher. Both are thread-safe (the comm logger and the training loop
+// may report from different threads).
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sessions/events.hpp"
+
+namespace shardscope::sessions {
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  /// Queues one event. May block while the collector applies back-pressure; never drops it.
+  virtual void send(const Event& event) = 0;
+  /// Pushes everything queued out (to the socket or into the file).
+  virtual void flush() = 0;
+  /// Flushes and releases the connection or file; later sends throw.
+  virtual void close() = 0;
+};
+
+struct TcpSinkOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  std::string session_uid;
+  int rank = 0;                         ///< -1 for the launcher itself
+  int connect_timeout_ms = 5000;        ///< a rank gives up this fast when nobody listens
+  std::size_t buffer_bytes = 256 << 10; ///< bytes batched before a write to the socket
+};
+
+class TcpEventSink final : public EventSink {
+ public:
+  /// Connects and sends Hello; throws CollectorUnreachableError naming host:port and the cause.
+  explicit TcpEventSink(const TcpSinkOptions& options);
+  ~TcpEventSink() override;
+
+  /// Buffers the frame; writes out when the buffer is full or the event ends a step
+  /// (StepMetrics), starts or ends the run, or is a log line, so live views stay current.
+  void send(const Event& event) override;
+  void flush() override;
+  void close() override;
+
+ private:
+  void write_all_locked();
+  std::string where() const;
+
+  TcpSinkOptions options_;
+  int fd_ = -1;
+  std::string buffer_;
+  std::mutex mutex_;
+};
+
+struct FileSinkOptions {
+  std::string db_path;
+  std::string session_uid;
+  std::size_t batch_events = 4096;  ///< events per transaction
+};
+
+class FileEventSink final : public EventSink {
+ public:
+  /// Opens (creating or upgrading) the store; throws StoreError as Store::open does.
+  explicit FileEventSink(const FileSinkOptions& options);
+  ~FileEventSink() override;
+
+  /// Queues; commits a transaction every batch_events events and at StepMetrics/RunEnd.
+  void send(const Event& event) override;
+  void flush() override;
+  void close() override;
+
+ private:
+  struct State;
+  void flush_locked();
+
+  FileSinkOptions options_;
+  std::unique_ptr<State> state_;
+  std::mutex mutex_;
+};
+
+/// Splits "host:port" ("[::1]:29600" for IPv6); throws SessionsError(kInvalidArgument).
+std::pair<std::string, int> parse_host_port(const std::string& text);
+/// A new session id: 32 random hex digits.
+std::string new_session_uid();
+
+}  // namespace shardscope::sessions

@@ -1,0 +1,160 @@
+#pragma once
+// The events a run reports, as plain structs: what ranks hand to an EventSink, what travels on the
+// wire (event_codec.hpp) and what the store keeps. docs/sessions.md documents every field, its
+// unit and its wire encoding; this header is the source of truth for the names.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sessions/environment_report.hpp"
+
+namespace shardscope::sessions {
+
+/// Version of the wire protocol; a collector refuses a Hello carrying another major version.
+inline constexpr std::uint16_t kProtocolVersion = 1;
+
+/// Where one rank runs: what the launcher knows when it spawns it.
+struct RankInfo {
+  int rank = 0;
+  int local_rank = 0;
+  std::string host;
+  std::int64_t pid = 0;
+  std::string device;  ///< "cuda:0", "cpu"
+};
+
+/// Sent once per session (by the launcher, or rank 0 when there is none).
+struct RunStart {
+  std::string name;                       ///< human name; defaults to the config file's stem
+  double started_at = 0;                  ///< Unix time, seconds
+  std::vector<std::string> command_line;  ///< argv of the run, as launched
+  std::string config_json;                ///< the resolved DeepSpeed-style config, JSON text
+  std::string config_hash;                ///< stable hash of the resolved config (for grouping)
+  EnvironmentReport environment;          ///< versions, GPUs, host of the launching node
+  int world_size = 0;
+  std::vector<RankInfo> ranks;
+  double peak_tflops_per_gpu = 0;         ///< dense peak of one device; 0 = unknown (no MFU)
+  std::vector<std::string> tags;          ///< free labels, as W&B and MLflow tags
+};
+
+/// One optimizer step seen from one rank. Unset optionals are "not measured", never zero.
+struct StepMetrics {
+  int rank = 0;
+  std::int64_t step = 0;
+  double wall_time = 0;                 ///< Unix time at the end of the step, seconds
+  std::optional<double> step_time_ms;   ///< wall time of the whole step on this rank
+  std::optional<double> loss;
+  std::optional<double> lr;
+  std::optional<double> loss_scale;
+  std::optional<double> grad_norm;
+  bool skipped = false;                 ///< overflow: the optimizer step was skipped
+  std::optional<double> samples_per_s;  ///< this rank's share of the throughput
+  std::optional<double> tokens_per_s;   ///< this rank's share of the throughput
+  std::optional<double> tflops;         ///< achieved model TFLOP/s on this rank
+  std::optional<std::int64_t> mem_allocated_bytes;
+  std::optional<std::int64_t> mem_reserved_bytes;
+  std::optional<std::int64_t> mem_peak_bytes;
+};
+
+struct TimerValue {
+  std::string name;  ///< "forward", "backward", "allreduce", "step", or any named timer
+  double ms = 0;
+};
+
+/// The named timers of one step on one rank.
+struct TimerBreakdown {
+  int rank = 0;
+  std::int64_t step = 0;
+  std::vector<TimerValue> timers;
+};
+
+/// One timed collective (nccl-tests' definitions of algbw and busbw).
+struct CommRecord {
+  int rank = 0;
+  std::int64_t step = 0;
+  std::string op;  ///< "all_reduce", "reduce_scatter", "all_gather", "broadcast", ...
+  std::int64_t bytes = 0;
+  double latency_us = 0;
+  double algbw_gbps = 0;  ///< bytes / latency, GB/s
+  double busbw_gbps = 0;  ///< algbw scaled by the op's bus factor, GB/s
+  int group_size = 0;
+};
+
+enum class ActivityKind { kKernel = 0, kMemcpy = 1, kMemset = 2 };
+
+/// One GPU activity of the profiled window (a CUPTI activity record, reduced).
+struct ActivityRecord {
+  ActivityKind kind = ActivityKind::kKernel;
+  std::string name;         ///< kernel name, or "HtoD"/"DtoH"/"DtoD"/"memset"
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  int device = 0;
+  std::int64_t stream = 0;
+  std::int64_t bytes = 0;   ///< memcpy/memset size; 0 for kernels
+  std::int64_t step = -1;   ///< the step it belongs to, -1 when unknown
+};
+
+/// A batch of activities of one rank; the profiler flushes its CUPTI buffers as batches.
+struct ActivityBatch {
+  int rank = 0;
+  std::vector<ActivityRecord> records;
+};
+
+struct NvtxRange {
+  std::string name;
+  std::string domain;  ///< NVTX domain, empty for the default one
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  int device = -1;          ///< -1 for a CPU-side range
+  std::int64_t stream = 0;  ///< or the thread id for CPU-side ranges
+  std::int64_t step = -1;
+};
+
+struct NvtxBatch {
+  int rank = 0;
+  std::vector<NvtxRange> ranges;
+};
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
+
+struct LogLine {
+  int rank = 0;
+  double time = 0;  ///< Unix time, seconds
+  LogLevel level = LogLevel::kInfo;
+  std::string text;
+};
+
+struct RankExit {
+  int rank = 0;
+  int exit_code = 0;  ///< negative: killed by that signal
+};
+
+/// Sent once at the end (by the launcher, or rank 0 when there is none).
+struct RunEnd {
+  std::string status;  ///< "completed", "failed", "interrupted"
+  double ended_at = 0; ///< Unix time, seconds
+  double wall_time_s = 0;
+  std::vector<RankExit> exit_codes;
+};
+
+using Event = std::variant<RunStart, StepMetrics, TimerBreakdown, CommRecord, ActivityBatch, NvtxBatch,
+                           LogLine, RunEnd>;
+
+/// How many records an event carries (a batch of 1,000 kernels counts 1,000); for rates.
+std::size_t event_record_count(const Event& event);
+
+/// A stable 16-hex-digit hash of a resolved config (FNV-1a 64 of the key-sorted compact JSON), so
+/// the same settings written in another key order or spacing hash alike. Throws
+/// SessionsError(kInvalidArgument) when `config_json` is not JSON.
+std::string compute_config_hash(const std::string& config_json);
+
+/// "debug", "info", "warning", "error".
+const char* log_level_name(LogLevel level);
+/// Inverse of log_level_name; throws SessionsError(kInvalidArgument) naming the bad text.
+LogLevel log_level_from_name(const std::string& name);
+/// "kernel", "memcpy", "memset".
+const char* activity_kind_name(ActivityKind kind);
+
+}  // namespace shardscope::sessions

@@ -1,0 +1,199 @@
+#include "sessions/sqlite_db.hpp"
+
+#include <cmath>
+
+#include <sqlite3.h>
+
+#include "sessions/errors.hpp"
+
+namespace shardscope::sessions {
+
+namespace {
+
+ErrorKind kind_of(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_CORRUPT: return ErrorKind::kCorrupt;
+    case SQLITE_NOTADB: return ErrorKind::kNotSqlite;
+    case SQLITE_CANTOPEN: return ErrorKind::kNotFound;
+    default: return ErrorKind::kStorage;
+  }
+}
+
+std::string remedy(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kCorrupt:
+      return "; the file is corrupted or truncated. ShardScope never repairs a store in place: restore "
+             "it from a copy, or recover what is left with `sqlite3 FILE .recover`";
+    case ErrorKind::kNotSqlite: return "; the file is not an SQLite database";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+Statement::Statement(SqliteDb& db, const char* sql) : db_(&db) {
+  const int rc = sqlite3_prepare_v3(db.handle(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  if (rc != SQLITE_OK) db.fail(rc, std::string("preparing `") + sql + "`");
+}
+
+Statement::Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_) {
+  other.stmt_ = nullptr;
+}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = other.db_;
+    stmt_ = other.stmt_;
+    other.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::bind(int index, std::int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  if (std::isnan(value)) return bind_null(index);
+  sqlite3_bind_double(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::bind(int index, const std::string& value) {
+  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::bind(int index, const std::optional<double>& value) {
+  return value ? bind(index, *value) : bind_null(index);
+}
+
+Statement& Statement::bind(int index, const std::optional<std::int64_t>& value) {
+  return value ? bind(index, *value) : bind_null(index);
+}
+
+Statement& Statement::bind_null(int index) {
+  sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+bool Statement::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  const std::string sql = sqlite3_sql(stmt_) ? sqlite3_sql(stmt_) : "";
+  sqlite3_reset(stmt_);
+  db_->fail(rc, "running `" + sql.substr(0, 60) + (sql.size() > 60 ? "...`" : "`"));
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+  reset();
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+std::int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+double Statement::real(int column) const {
+  return is_null(column) ? NAN : sqlite3_column_double(stmt_, column);
+}
+
+std::optional<double> Statement::optional_real(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return sqlite3_column_double(stmt_, column);
+}
+
+std::optional<std::int64_t> Statement::optional_int64(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return sqlite3_column_int64(stmt_, column);
+}
+
+std::string Statement::text(int column) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string();
+}
+
+int Statement::column_count() const { return sqlite3_column_count(stmt_); }
+
+std::string Statement::column_name(int column) const {
+  const char* name = sqlite3_column_name(stmt_, column);
+  return name ? name : "";
+}
+
+Statement::ColumnKind Statement::column_kind(int column) const {
+  switch (sqlite3_column_type(stmt_, column)) {
+    case SQLITE_INTEGER: return ColumnKind::kInteger;
+    case SQLITE_FLOAT: return ColumnKind::kReal;
+    case SQLITE_NULL: return ColumnKind::kNull;
+    default: return ColumnKind::kText;
+  }
+}
+
+SqliteDb::SqliteDb(const std::string& path, bool create, bool read_only) : path_(path) {
+  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (create && !read_only) flags |= SQLITE_OPEN_CREATE;
+  // NOMUTEX: a connection belongs to one thread (see the class comment), so skip SQLite's locks.
+  flags |= SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw StoreError(kind_of(rc), "cannot open session store " + path + ": " + message);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
+
+void SqliteDb::exec(const std::string& sql) {
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
+  if (rc != SQLITE_OK) {
+    std::string message = error ? error : sqlite3_errstr(rc);
+    sqlite3_free(error);
+    fail(rc, "running `" + sql.substr(0, 60) + "`: " + message);
+  }
+}
+
+std::int64_t SqliteDb::query_int(const std::string& sql) {
+  Statement s(*this, sql.c_str());
+  return s.step() ? s.int64(0) : 0;
+}
+
+std::string SqliteDb::query_text(const std::string& sql) {
+  Statement s(*this, sql.c_str());
+  return s.step() ? s.text(0) : std::string();
+}
+
+std::int64_t SqliteDb::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+
+void SqliteDb::fail(int rc, const std::string& context) const {
+  const ErrorKind kind = kind_of(rc);
+  std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  throw StoreError(kind, "session store " + path_ + ": " + context + " failed: " + detail + remedy(kind));
+}
+
+Transaction::Transaction(SqliteDb& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+
+Transaction::~Transaction() {
+  if (!done_) sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Transaction::commit() {
+  db_.exec("COMMIT");
+  done_ = true;
+}
+
+}  // namespace shardscope::sessions

@@ -1,0 +1,194 @@
+#include "sessions/store.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "sessions/build_info.hpp"
+#include "sessions/errors.hpp"
+#include "sessions/sqlite_db.hpp"
+#include "sessions/store_schema.hpp"
+
+namespace shardscope::sessions {
+
+struct Store::Impl {
+  std::unique_ptr<SqliteDb> db;
+  int schema_version = 0;
+  std::vector<std::string> migrations_applied;
+};
+
+namespace {
+
+std::uint32_t big_endian(const unsigned char* p, int bytes) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+long long file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+}
+
+std::string printable_prefix(const unsigned char* data, std::size_t size) {
+  std::string out;
+  for (std::size_t i = 0; i < size && i < 16; ++i) {
+    const unsigned char c = data[i];
+    if (c >= 32 && c < 127) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+std::string table_list(SqliteDb& db) {
+  Statement s(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 6");
+  std::string out;
+  for (int n = 0; s.step(); ++n) {
+    if (n > 0) out += ", ";
+    out += n < 5 ? s.text(0) : std::string("...");
+  }
+  return out.empty() ? "none" : out;
+}
+
+// Decides whether the open file is ours, new, foreign or too new. Reads only; writes nothing.
+// Returns the file's schema version (0 for a brand-new empty database).
+int validate_identity(SqliteDb& db, bool may_initialize) {
+  const std::string& path = db.path();
+  const auto app_id = static_cast<std::int32_t>(db.query_int("PRAGMA application_id"));
+  const int version = static_cast<int>(db.query_int("PRAGMA user_version"));
+  const auto tables = db.query_int("SELECT count(*) FROM sqlite_master");
+  if (app_id == 0 && version == 0 && tables == 0) {
+    if (may_initialize) return 0;
+    throw StoreError(ErrorKind::kForeignDatabase,
+                     path + " is an empty SQLite database, not a ShardScope session store yet; "
+                            "a run (shardscope launch/train) creates the store");
+  }
+  if (app_id != kApplicationId) {
+    char id[16];
+    std::snprintf(id, sizeof id, "0x%08x", static_cast<unsigned>(app_id));
+    throw StoreError(ErrorKind::kForeignDatabase,
+                     path + " is an SQLite database but not a ShardScope session store (application_id " +
+                         id + ", tables: " + table_list(db) + "); it was left untouched. Pass the "
+                         "sessions file a run wrote (--db)");
+  }
+  if (version > kSchemaVersion)
+    throw StoreError(ErrorKind::kNewerSchema,
+                     path + " has session schema version " + std::to_string(version) + " but ShardScope " +
+                         build_info().version + " reads versions up to " + std::to_string(kSchemaVersion) +
+                         "; it was written by a newer ShardScope. Upgrade ShardScope to read it (the file "
+                         "was not modified)");
+  if (version >= 1 && db.query_text("SELECT value FROM meta WHERE key = 'application'") != kApplicationName)
+    throw StoreError(ErrorKind::kForeignDatabase,
+                     path + " carries ShardScope's application_id but its meta table does not name "
+                            "it a session store; it was left untouched");
+  return version;
+}
+
+void apply_connection_settings(SqliteDb& db, const StoreOpenOptions& options) {
+  db.exec("PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms));
+  if (options.read_only) return;
+  // WAL: readers never block the collector and the collector never blocks them. NORMAL
+  // synchronous is durable against process crashes (SIGKILL); only power loss can drop the last
+  // commits, never corrupt the file.
+  const std::string mode = db.query_text("PRAGMA journal_mode = WAL");
+  if (mode != "wal")
+    throw StoreError(ErrorKind::kStorage, "session store " + db.path() + ": cannot switch to WAL mode (got '" +
+                                              mode + "'); is the file on a network file system?");
+  db.exec("PRAGMA synchronous = NORMAL");
+}
+
+}  // namespace
+
+bool check_sqlite_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StoreError(ErrorKind::kNotFound, "cannot read session store " + path);
+  unsigned char header[100] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  const auto got = static_cast<std::size_t>(in.gcount());
+  if (got == 0) return false;
+  static const char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+  const std::size_t compare = got < 16 ? got : 16;
+  if (std::memcmp(header, kMagic, compare) != 0)
+    throw StoreError(ErrorKind::kNotSqlite, path + " is not an SQLite database (it starts with \"" +
+                                                printable_prefix(header, got) +
+                                                "\"); pass the sessions file a run wrote (--db)");
+  if (got < 100)
+    throw StoreError(ErrorKind::kCorrupt, path + " is truncated: " + std::to_string(got) +
+                                              " bytes, shorter than SQLite's 100-byte header");
+  std::uint32_t page_size = big_endian(header + 16, 2);
+  if (page_size == 1) page_size = 65536;
+  if (page_size < 512 || (page_size & (page_size - 1)) != 0)
+    throw StoreError(ErrorKind::kCorrupt, path + " is corrupted: invalid page size " + std::to_string(page_size));
+  // The in-header page count is valid only when the two change counters agree (SQLite file format
+  // section 1.3.7); with a non-empty WAL the main file may legitimately lag behind it.
+  const bool count_valid = big_endian(header + 24, 4) == big_endian(header + 92, 4);
+  const long long expected = static_cast<long long>(big_endian(header + 28, 4)) * page_size;
+  const long long wal = file_size(path + "-wal");
+  const long long actual = file_size(path);
+  if (count_valid && wal <= 0 && actual < expected)
+    throw StoreError(ErrorKind::kCorrupt, path + " is truncated: its header describes " + std::to_string(expected) +
+                                              " bytes but the file has " + std::to_string(actual) +
+                                              "; restore it from a copy");
+  return true;
+}
+
+Store Store::open(const std::string& path, const StoreOpenOptions& options) {
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode))
+    throw StoreError(ErrorKind::kNotSqlite, path + " is a directory, not a session store file");
+  if (!exists && (!options.create_if_missing || options.read_only))
+    throw StoreError(ErrorKind::kNotFound, "no session store at " + path +
+                                               " (check --db; a run creates it on its first event)");
+  const bool has_content = exists && check_sqlite_header(path);
+  // Only writers adopt an empty file; a reader that did would race the writer creating it.
+  const bool may_initialize = !options.read_only && options.create_if_missing;
+  if (exists && !has_content && !may_initialize)
+    throw StoreError(ErrorKind::kNotSqlite, path + " is an empty file, not a session store");
+
+  auto impl = std::make_unique<Impl>();
+  impl->db = std::make_unique<SqliteDb>(path, options.create_if_missing, options.read_only);
+  SqliteDb& db = *impl->db;
+  const int version = validate_identity(db, may_initialize);
+  apply_connection_settings(db, options);
+  if (version < kSchemaVersion) {
+    if (options.read_only)
+      throw StoreError(ErrorKind::kStorage, path + " has schema version " + std::to_string(version) +
+                                                " and needs an upgrade to " + std::to_string(kSchemaVersion) +
+                                                "; open it writable once (any `shardscope sessions` command does)");
+    impl->migrations_applied = migrate_schema(db);
+  }
+  impl->schema_version = static_cast<int>(db.query_int("PRAGMA user_version"));
+  Store store(std::move(impl));
+  if (options.verify_integrity) store.check_integrity();
+  return store;
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+const std::string& Store::path() const { return impl_->db->path(); }
+int Store::schema_version() const { return impl_->schema_version; }
+const std::vector<std::string>& Store::migrations_applied() const { return impl_->migrations_applied; }
+SqliteDb& Store::db() { return *impl_->db; }
+
+void Store::check_integrity() {
+  Statement s(*impl_->db, "PRAGMA quick_check(1)");
+  const std::string result = s.step() ? s.text(0) : std::string("no answer");
+  if (result != "ok")
+    throw StoreError(ErrorKind::kCorrupt, path() + " is corrupted (SQLite quick_check: " + result +
+                                              "); restore it from a copy");
+}
+
+void Store::checkpoint() { impl_->db->exec("PRAGMA wal_checkpoint(TRUNCATE)"); }
+
+}  // namespace shardscope::sessions

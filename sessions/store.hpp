@@ -1,0 +1,59 @@
+#pragma once
+// The session store: one SQLite file holding many sessions (docs/sessions.md, "Store").
+// Opening validates the file before anything is written: a non-SQLite, foreign, newer, truncated
+// or corrupted file raises a StoreError of the matching kind and is left byte-for-byte untouched.
+//
+// Threading: a Store is one SQLite connection and belongs to one thread. The collector writes
+// through its own Store; the GUI opens another on its reader thread. WAL mode lets readers run
+// while the writer commits, and neither blocks the other.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardscope::sessions {
+
+class SqliteDb;
+
+struct StoreOpenOptions {
+  bool create_if_missing = false;  ///< writers (collector, file sink) create; readers do not
+  bool read_only = false;          ///< never writes; an older schema is then an error, not upgraded
+  bool verify_integrity = false;   ///< run PRAGMA quick_check (reads every page) before use
+  int busy_timeout_ms = 5000;      ///< how long to wait for another writer's lock
+};
+
+class Store {
+ public:
+  /// Opens, validates and (when older and writable) upgrades the store at `path`.
+  static Store open(const std::string& path, const StoreOpenOptions& options = {});
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  /// The file this store reads.
+  const std::string& path() const;
+  /// The schema version of the open file (always kSchemaVersion unless opened read-only).
+  int schema_version() const;
+  /// Migration steps applied when this store was opened ("1 -> 2: add session tags").
+  const std::vector<std::string>& migrations_applied() const;
+  /// Runs PRAGMA quick_check; throws StoreError(kCorrupt) with SQLite's first complaint.
+  void check_integrity();
+  /// Copies the WAL back into the main file (the collector calls this at shutdown).
+  void checkpoint();
+
+  /// The connection, for the library's own readers and writers (sqlite_db.hpp is internal).
+  SqliteDb& db();
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Checks the 100-byte SQLite header of `path` without opening it through SQLite: throws
+/// StoreError(kNotSqlite) for another format and (kCorrupt) for a file shorter than its header says.
+/// Returns false when the file is empty (a brand-new store), true otherwise.
+bool check_sqlite_header(const std::string& path);
+
+}  // namespace shardscope::sessions

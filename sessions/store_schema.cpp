@@ -1,0 +1,204 @@
+#include "sessions/store_schema.hpp"
+
+#include "sessions/build_info.hpp"
+#include "sessions/errors.hpp"
+#include "sessions/sqlite_db.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+// Version 1, the original schema. Frozen: a change to the tables is a new migration below, never an
+// edit here, because files written by older builds were created by exactly this text.
+//
+// Indexes: steps, timers and ranks are WITHOUT ROWID tables clustered on (session_id, ...), so a
+// session's rows are contiguous and a curve is one range scan of the primary key. High-volume
+// names (kernels, NVTX ranges, timers) are interned in `names` as Nsight Systems' StringIds are,
+// which keeps a 100k-kernel window a few MB.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE meta(
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE sessions(
+  id INTEGER PRIMARY KEY,
+  uid TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL DEFAULT 'running',
+  started_at REAL,
+  ended_at REAL,
+  wall_time_s REAL,
+  world_size INTEGER,
+  command_line TEXT,
+  config_json TEXT,
+  config_hash TEXT,
+  environment_json TEXT,
+  shardscope_version TEXT,
+  git_hash TEXT,
+  peak_tflops_per_gpu REAL
+);
+CREATE INDEX sessions_by_started ON sessions(started_at);
+CREATE INDEX sessions_by_config_hash ON sessions(config_hash);
+CREATE INDEX sessions_by_name ON sessions(name);
+
+CREATE TABLE ranks(
+  session_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  local_rank INTEGER,
+  host TEXT,
+  pid INTEGER,
+  device TEXT,
+  exit_code INTEGER,
+  PRIMARY KEY(session_id, rank)
+) WITHOUT ROWID;
+CREATE INDEX ranks_by_host ON ranks(host);
+
+CREATE TABLE names(
+  id INTEGER PRIMARY KEY,
+  text TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE steps(
+  session_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  wall_time REAL,
+  step_time_ms REAL,
+  loss REAL,
+  lr REAL,
+  loss_scale REAL,
+  grad_norm REAL,
+  skipped INTEGER NOT NULL DEFAULT 0,
+  samples_per_s REAL,
+  tokens_per_s REAL,
+  tflops REAL,
+  mem_allocated INTEGER,
+  mem_reserved INTEGER,
+  mem_peak INTEGER,
+  PRIMARY KEY(session_id, step, rank)
+) WITHOUT ROWID;
+CREATE INDEX steps_by_rank ON steps(session_id, rank, step);
+
+CREATE TABLE timers(
+  session_id INTEGER NOT NULL,
+  name_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  ms REAL NOT NULL,
+  PRIMARY KEY(session_id, name_id, step, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE comms(
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  op TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  latency_us REAL NOT NULL,
+  algbw_gbps REAL,
+  busbw_gbps REAL,
+  group_size INTEGER
+);
+CREATE INDEX comms_by_session ON comms(session_id, rank, step);
+
+CREATE TABLE activities(
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  kind INTEGER NOT NULL,
+  name_id INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  device INTEGER,
+  stream INTEGER,
+  bytes INTEGER,
+  step INTEGER
+);
+CREATE INDEX activities_by_session ON activities(session_id, rank, start_ns);
+
+CREATE TABLE nvtx_ranges(
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  name_id INTEGER NOT NULL,
+  domain TEXT,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  device INTEGER,
+  stream INTEGER,
+  step INTEGER
+);
+CREATE INDEX nvtx_by_session ON nvtx_ranges(session_id, rank, start_ns);
+
+CREATE TABLE logs(
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  time REAL,
+  level INTEGER NOT NULL,
+  text TEXT NOT NULL
+);
+CREATE INDEX logs_by_session ON logs(session_id, rank, id);
+)sql";
+
+// Version 2 adds tags (W&B and MLflow users label runs and filter by label).
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE session_tags(
+  session_id INTEGER NOT NULL,
+  tag TEXT NOT NULL,
+  PRIMARY KEY(session_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX session_tags_by_tag ON session_tags(tag, session_id);
+)sql";
+
+void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
+void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
+
+void stamp(SqliteDb& db, int version) {
+  db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+  db.exec("PRAGMA user_version = " + std::to_string(version));
+  Statement put(db, "INSERT INTO meta(key, value) VALUES(?, ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  put.bind(1, std::string("application")).bind(2, std::string(kApplicationName)).run();
+  put.bind(1, std::string("schema_version")).bind(2, std::to_string(version)).run();
+  put.bind(1, std::string("last_written_by")).bind(2, build_info().version).run();
+}
+
+}  // namespace
+
+const std::vector<Migration>& schema_migrations() {
+  static const std::vector<Migration> migrations = {
+      {0, 1, "create the session store (sessions, ranks, steps, timers, comms, activities, NVTX, logs)",
+       create_v1},
+      {1, 2, "add session tags", add_tags_v2},
+  };
+  return migrations;
+}
+
+std::vector<std::string> migrate_schema(SqliteDb& db, int target_version) {
+  std::vector<std::string> applied;
+  int version = static_cast<int>(db.query_int("PRAGMA user_version"));
+  for (const auto& migration : schema_migrations()) {
+    if (migration.from_version != version || migration.to_version > target_version) continue;
+    Transaction transaction(db);
+    // Re-read inside the write lock: another process may have upgraded the file meanwhile.
+    if (db.query_int("PRAGMA user_version") != version) {
+      version = static_cast<int>(db.query_int("PRAGMA user_version"));
+      continue;
+    }
+    migration.apply(db);
+    stamp(db, migration.to_version);
+    transaction.commit();
+    version = migration.to_version;
+    applied.push_back(std::to_string(migration.from_version) + " -> " +
+                      std::to_string(migration.to_version) + ": " + migration.description);
+  }
+  if (version != target_version)
+    throw StoreError(ErrorKind::kStorage, "session store " + db.path() + ": no migration path from schema " +
+                                              std::to_string(version) + " to " +
+                                              std::to_string(target_version));
+  return applied;
+}
+
+}  // namespace shardscope::sessions

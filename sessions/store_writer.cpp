@@ -1,0 +1,175 @@
+#include "sessions/store_writer.hpp"
+
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "sessions/sqlite_db.hpp"
+#include "sessions/store.hpp"
+
+namespace shardscope::sessions {
+
+struct StoreWriter::Impl {
+  explicit Impl(SqliteDb& d)
+      : db(d),
+        find_session(d, "SELECT id FROM sessions WHERE uid = ?"),
+        insert_session(d, "INSERT INTO sessions(uid) VALUES(?)"),
+        run_start(d, "UPDATE sessions SET name = ?2, started_at = ?3, command_line = ?4, config_json = ?5, "
+                     "config_hash = ?6, environment_json = ?7, world_size = ?8, shardscope_version = ?9, "
+                     "git_hash = ?10, peak_tflops_per_gpu = ?11 WHERE id = ?1"),
+        rank(d, "INSERT INTO ranks(session_id, rank, local_rank, host, pid, device) VALUES(?,?,?,?,?,?) "
+                "ON CONFLICT(session_id, rank) DO UPDATE SET local_rank = excluded.local_rank, "
+                "host = excluded.host, pid = excluded.pid, device = excluded.device"),
+        tag(d, "INSERT OR IGNORE INTO session_tags(session_id, tag) VALUES(?, ?)"),
+        step(d, "INSERT OR REPLACE INTO steps VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        timer(d, "INSERT OR REPLACE INTO timers(session_id, name_id, step, rank, ms) VALUES(?,?,?,?,?)"),
+        comm(d, "INSERT INTO comms(session_id, rank, step, op, bytes, latency_us, algbw_gbps, busbw_gbps, "
+                "group_size) VALUES(?,?,?,?,?,?,?,?,?)"),
+        activity(d, "INSERT INTO activities(session_id, rank, kind, name_id, start_ns, end_ns, device, stream, "
+                    "bytes, step) VALUES(?,?,?,?,?,?,?,?,?,?)"),
+        nvtx(d, "INSERT INTO nvtx_ranges(session_id, rank, name_id, domain, start_ns, end_ns, device, stream, "
+                "step) VALUES(?,?,?,?,?,?,?,?,?)"),
+        log(d, "INSERT INTO logs(session_id, rank, time, level, text) VALUES(?,?,?,?,?)"),
+        run_end(d, "UPDATE sessions SET status = ?2, ended_at = ?3, wall_time_s = ?4 WHERE id = ?1"),
+        rank_exit(d, "INSERT INTO ranks(session_id, rank, exit_code) VALUES(?,?,?) "
+                     "ON CONFLICT(session_id, rank) DO UPDATE SET exit_code = excluded.exit_code"),
+        find_name(d, "SELECT id FROM names WHERE text = ?"),
+        insert_name(d, "INSERT INTO names(text) VALUES(?)") {}
+
+  std::int64_t session_id(const std::string& uid);
+  std::int64_t name_id(const std::string& text);
+  void write_event(std::int64_t session, const Event& event);
+  void write_run_start(std::int64_t session, const RunStart& e);
+  void write_step(std::int64_t session, const StepMetrics& e);
+
+  SqliteDb& db;
+  Statement find_session, insert_session, run_start, rank, tag, step, timer, comm, activity, nvtx, log,
+      run_end, rank_exit, find_name, insert_name;
+  // Caches of committed ids; cleared when a transaction rolls back, since its ids vanish with it.
+  std::unordered_map<std::string, std::int64_t> sessions;
+  std::unordered_map<std::string, std::int64_t> names;
+};
+
+std::int64_t StoreWriter::Impl::session_id(const std::string& uid) {
+  if (auto it = sessions.find(uid); it != sessions.end()) return it->second;
+  find_session.bind(1, uid);
+  std::int64_t id;
+  if (find_session.step()) {
+    id = find_session.int64(0);
+    find_session.reset();
+  } else {
+    find_session.reset();
+    insert_session.bind(1, uid).run();
+    id = db.last_insert_rowid();
+  }
+  sessions.emplace(uid, id);
+  return id;
+}
+
+std::int64_t StoreWriter::Impl::name_id(const std::string& text) {
+  if (auto it = names.find(text); it != names.end()) return it->second;
+  find_name.bind(1, text);
+  std::int64_t id;
+  if (find_name.step()) {
+    id = find_name.int64(0);
+    find_name.reset();
+  } else {
+    find_name.reset();
+    insert_name.bind(1, text).run();
+    id = db.last_insert_rowid();
+  }
+  names.emplace(text, id);
+  return id;
+}
+
+void StoreWriter::Impl::write_run_start(std::int64_t session, const RunStart& e) {
+  const std::string hash =
+      e.config_hash.empty() && !e.config_json.empty() ? compute_config_hash(e.config_json) : e.config_hash;
+  run_start.bind(1, session).bind(2, e.name).bind(3, e.started_at)
+      .bind(4, nlohmann::json(e.command_line).dump()).bind(5, e.config_json).bind(6, hash)
+      .bind(7, report_to_json(e.environment).dump()).bind(8, e.world_size)
+      .bind(9, e.environment.versions.shardscope).bind(10, e.environment.versions.git_hash)
+      .bind(11, e.peak_tflops_per_gpu > 0 ? std::optional<double>(e.peak_tflops_per_gpu) : std::nullopt)
+      .run();
+  for (const auto& r : e.ranks)
+    rank.bind(1, session).bind(2, r.rank).bind(3, r.local_rank).bind(4, r.host).bind(5, r.pid)
+        .bind(6, r.device).run();
+  for (const auto& t : e.tags) tag.bind(1, session).bind(2, t).run();
+}
+
+void StoreWriter::Impl::write_step(std::int64_t session, const StepMetrics& e) {
+  step.bind(1, session).bind(2, e.step).bind(3, e.rank).bind(4, e.wall_time).bind(5, e.step_time_ms)
+      .bind(6, e.loss).bind(7, e.lr).bind(8, e.loss_scale).bind(9, e.grad_norm).bind(10, e.skipped ? 1 : 0)
+      .bind(11, e.samples_per_s).bind(12, e.tokens_per_s).bind(13, e.tflops).bind(14, e.mem_allocated_bytes)
+      .bind(15, e.mem_reserved_bytes).bind(16, e.mem_peak_bytes).run();
+}
+
+void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
+  if (const auto* e = std::get_if<RunStart>(&event)) return write_run_start(session, *e);
+  if (const auto* e = std::get_if<StepMetrics>(&event)) return write_step(session, *e);
+  if (const auto* e = std::get_if<TimerBreakdown>(&event)) {
+    for (const auto& t : e->timers)
+      timer.bind(1, session).bind(2, name_id(t.name)).bind(3, e->step).bind(4, e->rank).bind(5, t.ms).run();
+  } else if (const auto* e = std::get_if<CommRecord>(&event)) {
+    comm.bind(1, session).bind(2, e->rank).bind(3, e->step).bind(4, e->op).bind(5, e->bytes)
+        .bind(6, e->latency_us).bind(7, e->algbw_gbps).bind(8, e->busbw_gbps).bind(9, e->group_size).run();
+  } else if (const auto* e = std::get_if<ActivityBatch>(&event)) {
+    for (const auto& a : e->records)
+      activity.bind(1, session).bind(2, e->rank).bind(3, static_cast<int>(a.kind)).bind(4, name_id(a.name))
+          .bind(5, a.start_ns).bind(6, a.end_ns).bind(7, a.device).bind(8, a.stream).bind(9, a.bytes)
+          .bind(10, a.step).run();
+  } else if (const auto* e = std::get_if<NvtxBatch>(&event)) {
+    for (const auto& n : e->ranges)
+      nvtx.bind(1, session).bind(2, e->rank).bind(3, name_id(n.name)).bind(4, n.domain).bind(5, n.start_ns)
+          .bind(6, n.end_ns).bind(7, n.device).bind(8, n.stream).bind(9, n.step).run();
+  } else if (const auto* e = std::get_if<LogLine>(&event)) {
+    log.bind(1, session).bind(2, e->rank).bind(3, e->time).bind(4, static_cast<int>(e->level))
+        .bind(5, e->text).run();
+  } else if (const auto* e = std::get_if<RunEnd>(&event)) {
+    run_end.bind(1, session).bind(2, e->status).bind(3, e->ended_at).bind(4, e->wall_time_s).run();
+    for (const auto& x : e->exit_codes) rank_exit.bind(1, session).bind(2, x.rank).bind(3, x.exit_code).run();
+  }
+}
+
+StoreWriter::StoreWriter(Store& store) : impl_(std::make_unique<Impl>(store.db())) {}
+StoreWriter::~StoreWriter() = default;
+
+void StoreWriter::write(const std::vector<SessionEvent>& batch) {
+  if (batch.empty()) return;
+  try {
+    Transaction transaction(impl_->db);
+    const std::string* last_uid = nullptr;
+    std::int64_t session = 0;
+    for (const auto& item : batch) {
+      if (!last_uid || *item.session_uid != *last_uid) {
+        session = impl_->session_id(*item.session_uid);
+        last_uid = item.session_uid.get();
+      }
+      impl_->write_event(session, item.event);
+    }
+    transaction.commit();
+  } catch (...) {
+    impl_->sessions.clear();
+    impl_->names.clear();
+    throw;
+  }
+}
+
+void StoreWriter::write(const std::string& session_uid, const std::vector<Event>& events) {
+  auto uid = std::make_shared<const std::string>(session_uid);
+  std::vector<SessionEvent> batch;
+  batch.reserve(events.size());
+  for (const auto& e : events) batch.push_back({uid, e});
+  write(batch);
+}
+
+std::int64_t StoreWriter::ensure_session(const std::string& uid) {
+  try {
+    return impl_->session_id(uid);
+  } catch (...) {
+    impl_->sessions.erase(uid);
+    throw;
+  }
+}
+
+}  // namespace shardscope::sessions

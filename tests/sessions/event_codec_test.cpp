@@ -1,0 +1,128 @@
+#include "sessions/event_codec.hpp"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "sessions/errors.hpp"
+#include "tests/sessions/session_fixtures.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+std::vector<Frame> decode_all(const std::string& bytes, std::size_t piece) {
+  FrameDecoder decoder;
+  std::vector<Frame> frames;
+  Frame frame;
+  for (std::size_t i = 0; i < bytes.size(); i += piece) {
+    decoder.feed(bytes.data() + i, std::min(piece, bytes.size() - i));
+    while (decoder.next(frame)) frames.push_back(frame);
+  }
+  EXPECT_EQ(decoder.buffered_bytes(), 0u);
+  return frames;
+}
+
+TEST(EventCodec, EveryEventTypeRoundTripsEvenFedByteByByte) {
+  std::string bytes;
+  encode_hello({kProtocolVersion, "uid-1", 3, "node-a", 4242}, bytes);
+  std::vector<Event> events;
+  events.push_back(testing::sample_run_start("run", 2, R"({"train_batch_size": 8})"));
+  StepMetrics step;
+  step.rank = 1;
+  step.step = 7;
+  step.loss = 2.5;
+  step.mem_peak_bytes = 123;
+  step.skipped = true;
+  events.push_back(step);
+  events.push_back(TimerBreakdown{1, 7, {{"forward", 1.5}, {"backward", 3.25}}});
+  events.push_back(CommRecord{1, 7, "all_gather", 4096, 12.5, 0.3, 0.45, 8});
+  events.push_back(ActivityBatch{1, {{ActivityKind::kMemcpy, "HtoD", 10, 20, 0, 7, 4096, 7},
+                                     {ActivityKind::kKernel, "sgemm", 30, 90, 0, 7, 0, 7}}});
+  events.push_back(NvtxBatch{1, {{"forward", "shardscope", 5, 95, -1, 1234, 7}}});
+  events.push_back(LogLine{1, 17.5, LogLevel::kWarning, "overflow, skipping step"});
+  events.push_back(RunEnd{"failed", 100, 42.5, {{0, 0}, {1, -9}}});
+  for (const auto& e : events) encode_event(e, bytes);
+
+  const auto frames = decode_all(bytes, 1);
+  ASSERT_EQ(frames.size(), events.size() + 1);
+  const auto& hello = std::get<Hello>(frames[0]);
+  EXPECT_EQ(hello.session_uid, "uid-1");
+  EXPECT_EQ(hello.rank, 3);
+  EXPECT_EQ(hello.pid, 4242);
+  const auto& start = std::get<RunStart>(std::get<Event>(frames[1]));
+  EXPECT_EQ(start.name, "run");
+  EXPECT_EQ(start.ranks.size(), 2u);
+  EXPECT_EQ(start.environment.accelerator.gpus.at(0).name, "NVIDIA H200");
+  EXPECT_EQ(start.tags, std::vector<std::string>{"baseline"});
+  const auto& s = std::get<StepMetrics>(std::get<Event>(frames[2]));
+  EXPECT_EQ(s.step, 7);
+  EXPECT_EQ(s.loss, 2.5);
+  EXPECT_FALSE(s.lr.has_value());  // "not measured" survives the trip
+  EXPECT_EQ(s.mem_peak_bytes, 123);
+  EXPECT_FALSE(s.mem_reserved_bytes.has_value());
+  EXPECT_TRUE(s.skipped);
+  EXPECT_EQ(std::get<TimerBreakdown>(std::get<Event>(frames[3])).timers[1].ms, 3.25);
+  EXPECT_EQ(std::get<CommRecord>(std::get<Event>(frames[4])).group_size, 8);
+  const auto& batch = std::get<ActivityBatch>(std::get<Event>(frames[5]));
+  ASSERT_EQ(batch.records.size(), 2u);
+  EXPECT_EQ(batch.records[0].kind, ActivityKind::kMemcpy);
+  EXPECT_EQ(batch.records[1].name, "sgemm");
+  EXPECT_EQ(batch.records[1].end_ns, 90);
+  EXPECT_EQ(std::get<NvtxBatch>(std::get<Event>(frames[6])).ranges[0].stream, 1234);
+  EXPECT_EQ(std::get<LogLine>(std::get<Event>(frames[7])).text, "overflow, skipping step");
+  const auto& end = std::get<RunEnd>(std::get<Event>(frames[8]));
+  EXPECT_EQ(end.exit_codes[1].exit_code, -9);
+  EXPECT_EQ(end.wall_time_s, 42.5);
+}
+
+TEST(EventCodec, LengthPrefixIsLittleEndianAndCoversTypeAndPayload) {
+  std::string bytes;
+  encode_event(LogLine{0, 0, LogLevel::kInfo, "hi"}, bytes);
+  std::uint32_t length;
+  std::memcpy(&length, bytes.data(), 4);
+  EXPECT_EQ(length, bytes.size() - 4);
+  EXPECT_EQ(static_cast<std::uint8_t>(bytes[4]), static_cast<std::uint8_t>(FrameType::kLogLine));
+  // type + rank(4) + time(8) + level(1) + len(4) + "hi"
+  EXPECT_EQ(length, 1u + 4 + 8 + 1 + 4 + 2);
+}
+
+TEST(EventCodec, GarbageIsRejectedWithAClearError) {
+  FrameDecoder decoder;
+  const std::string http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  decoder.feed(http.data(), http.size());
+  Frame frame;
+  try {
+    decoder.next(frame);
+    FAIL() << "expected a ProtocolError";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a ShardScope event stream"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EventCodec, MalformedPayloadsAreRejected) {
+  std::string bytes;
+  encode_event(CommRecord{0, 1, "all_reduce", 8, 1, 1, 1, 2}, bytes);
+  // Truncate the payload but fix the length so the frame is "complete" yet short.
+  std::string payload = bytes.substr(4, bytes.size() - 4 - 6);
+  EXPECT_THROW(decode_frame_payload(payload.data(), payload.size()), ProtocolError);
+  std::string unknown = "\x63" "abc";
+  EXPECT_THROW(decode_frame_payload(unknown.data(), unknown.size()), ProtocolError);
+  std::string hello;
+  encode_hello({kProtocolVersion, "u", 0, "h", 1}, hello);
+  hello[5] ^= 0x55;  // corrupt the magic
+  EXPECT_THROW(decode_frame_payload(hello.data() + 4, hello.size() - 4), ProtocolError);
+  // A count field claiming more items than the frame can hold is refused before allocating.
+  std::string batch;
+  encode_event(ActivityBatch{0, {}}, batch);
+  const std::uint32_t huge = 0x7fffffff;
+  std::memcpy(&batch[4 + 1 + 4], &huge, 4);
+  EXPECT_THROW(decode_frame_payload(batch.data() + 4, batch.size() - 4), ProtocolError);
+}
+
+TEST(EventCodec, RecordCountsCountBatchMembers) {
+  EXPECT_EQ(event_record_count(ActivityBatch{0, std::vector<ActivityRecord>(5)}), 5u);
+  EXPECT_EQ(event_record_count(StepMetrics{}), 1u);
+}
+
+}  // namespace
+}  // namespace shardscope::sessions

@@ -1,0 +1,153 @@
+// `shardscope sessions ...` run as a user would: tables, --json, export, delete, and exit code 2
+// with a clear message for every kind of bad file given to every subcommand.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sessions/sqlite_db.hpp"
+#include "sessions/store.hpp"
+#include "sessions/store_writer.hpp"
+#include "tests/app/cli_process.hpp"
+#include "tests/sessions/session_fixtures.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+using shardscope::testing::run_cli;
+
+class SessionsCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = testing::temp_path("cli") + ".db";
+    StoreOpenOptions options;
+    options.create_if_missing = true;
+    Store store = Store::open(db_, options);
+    StoreWriter writer(store);
+    for (const char* name : {"alpha", "beta"}) {
+      std::vector<Event> events{testing::sample_run_start(name, 2, std::string(R"({"zero_optimization": {"stage": )") +
+                                                                        (name[0] == 'a' ? "2" : "3") + "}}")};
+      for (auto& e : testing::sample_steps(2, 10)) events.push_back(e);
+      events.push_back(LogLine{0, 1, LogLevel::kInfo, "line with, a comma and \"quotes\""});
+      writer.write(std::string("uid-") + name + "-0000", events);
+    }
+  }
+  void TearDown() override { testing::remove_store(db_); }
+  std::string db_;
+};
+
+TEST_F(SessionsCli, ListPrintsATableAndJson) {
+  const auto table = run_cli({"sessions", "list", "--db", db_});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("alpha"), std::string::npos);
+  EXPECT_NE(table.out.find("2 sessions"), std::string::npos);
+  const auto json = run_cli({"sessions", "list", "--db", db_, "--name", "bet", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto parsed = nlohmann::json::parse(json.out);
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed[0]["name"], "beta");
+  EXPECT_EQ(parsed[0]["last_step"], 9);
+}
+
+TEST_F(SessionsCli, ShowAndCompare) {
+  const auto show = run_cli({"sessions", "show", "alpha", "--db", db_, "--json"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const auto j = nlohmann::json::parse(show.out);
+  EXPECT_DOUBLE_EQ(j["summary"]["median_step_ms"].get<double>(), 109.0);
+  EXPECT_EQ(j["detail"]["config"]["zero_optimization"]["stage"], 2);
+  const auto text = run_cli({"sessions", "show", "alpha", "--db", db_});
+  EXPECT_NE(text.out.find("step time median / p90 (ms)"), std::string::npos) << text.out;
+  const auto compare = run_cli({"sessions", "compare", "alpha", "beta", "--db", db_, "--json", "--curves",
+                                "--smoothing", "twema", "--weight", "0.5"});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  const auto c = nlohmann::json::parse(compare.out);
+  EXPECT_EQ(c["config_diff"][0]["path"], "zero_optimization.stage");
+  EXPECT_EQ(c["config_diff"][0]["values"][1], "3");
+  EXPECT_FALSE(c["curves"].empty());
+  const auto table = run_cli({"sessions", "compare", "alpha", "beta", "--db", db_});
+  EXPECT_NE(table.out.find("config diff"), std::string::npos);
+  EXPECT_EQ(run_cli({"sessions", "compare", "alpha", "--db", db_}).exit_code, 2);
+  EXPECT_EQ(run_cli({"sessions", "compare", "alpha", "beta", "--db", db_, "--smoothing", "gauss"}).exit_code, 2);
+}
+
+TEST_F(SessionsCli, ExportWritesCsvPerTableAndOneJsonDocument) {
+  const auto dir = testing::temp_path("csv");
+  const auto csv = run_cli({"sessions", "export", "alpha", "--db", db_, "--csv", dir});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  for (const char* table : {"sessions", "ranks", "tags", "steps", "timers", "comms", "activities", "nvtx_ranges", "logs"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + table + ".csv")) << table;
+  const auto steps = testing::read_bytes(dir + "/steps.csv");
+  EXPECT_EQ(steps.substr(0, steps.find('\n')),
+            "session_id,step,rank,wall_time,step_time_ms,loss,lr,loss_scale,grad_norm,skipped,samples_per_s,"
+            "tokens_per_s,tflops,mem_allocated,mem_reserved,mem_peak");
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), '\n'), 21);  // header + 10 steps x 2 ranks
+  EXPECT_NE(testing::read_bytes(dir + "/logs.csv").find("\"line with, a comma and \"\"quotes\"\"\""), std::string::npos);
+  const auto file = testing::temp_path("export") + ".json";
+  ASSERT_EQ(run_cli({"sessions", "export", "--all", "--db", db_, "--json", file}).exit_code, 0);
+  const auto doc = nlohmann::json::parse(testing::read_bytes(file));
+  ASSERT_EQ(doc["sessions"].size(), 2u);
+  EXPECT_EQ(doc["sessions"][0]["session"]["name"], "alpha");
+  EXPECT_EQ(doc["sessions"][1]["steps"].size(), 20u);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(file);
+}
+
+TEST_F(SessionsCli, DeleteNeedsYesInScriptsAndRemovesOnlyTheNamedSession) {
+  const auto refused = run_cli({"sessions", "delete", "alpha", "--db", db_});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--yes"), std::string::npos) << refused.err;
+  const auto done = run_cli({"sessions", "delete", "alpha", "--db", db_, "--yes"});
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  const auto left = nlohmann::json::parse(run_cli({"sessions", "list", "--db", db_, "--json"}).out);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0]["name"], "beta");
+  EXPECT_EQ(run_cli({"sessions", "delete", "alpha", "--db", db_, "--yes"}).exit_code, 2);  // no longer there
+}
+
+// Every subcommand, given each kind of bad file, exits 2 with a message naming the problem.
+TEST_F(SessionsCli, BadFilesGiveAClearErrorAndExitCode2Everywhere) {
+  const auto text = testing::temp_path("text") + ".db";
+  testing::write_bytes(text, "this is a CSV, not a database\n1,2,3\n");
+  const auto foreign = testing::temp_path("foreign") + ".db";
+  {
+    SqliteDb db(foreign, true, false);
+    db.exec("CREATE TABLE t(x)");
+  }
+  const auto truncated = testing::temp_path("truncated") + ".db";
+  const auto corrupted = testing::temp_path("corrupted") + ".db";
+  {
+    StoreOpenOptions options;
+    options.create_if_missing = true;
+    Store big = Store::open(truncated, options);
+    StoreWriter writer(big);
+    writer.write("u", testing::sample_steps(4, 300));
+    big.checkpoint();
+  }
+  const auto bytes = testing::read_bytes(truncated);
+  testing::write_bytes(truncated, bytes.substr(0, bytes.size() / 3));
+  std::string damaged = bytes;
+  for (std::size_t i = 4096; i < damaged.size(); i += 4096)
+    for (std::size_t j = 0; j < 256 && i + j < damaged.size(); ++j) damaged[i + j] = static_cast<char>(j * 7);
+  testing::write_bytes(corrupted, damaged);
+  const std::vector<std::pair<std::string, std::string>> files{
+      {text, "not an SQLite database"}, {foreign, "not a ShardScope session store"},
+      {truncated, "truncated"}, {corrupted, "corrupt"}, {db_ + ".missing", "no session store"}};
+  const std::vector<std::vector<std::string>> commands{
+      {"sessions", "list"}, {"sessions", "show", "1"}, {"sessions", "compare", "1", "2"},
+      {"sessions", "export", "1", "--json", "-"}, {"sessions", "delete", "1", "--yes"}};
+  for (const auto& [file, phrase] : files) {
+    const auto before = testing::read_bytes(file);
+    for (auto args : commands) {
+      args.insert(args.end(), {"--db", file});
+      const auto result = run_cli(args);
+      EXPECT_EQ(result.exit_code, 2) << args[1] << " " << file << ": " << result.err;
+      EXPECT_NE(result.err.find(phrase), std::string::npos) << args[1] << " " << file << ": " << result.err;
+      EXPECT_NE(result.err.find(file), std::string::npos) << "the message names the file: " << result.err;
+    }
+    EXPECT_EQ(testing::read_bytes(file), before) << file << " was modified";
+  }
+  for (const auto& f : {text, foreign, truncated, corrupted}) testing::remove_store(f);
+}
+
+}  // namespace
+}  // namespace shardscope::sessions

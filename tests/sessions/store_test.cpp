@@ -1,0 +1,207 @@
+#include "sessions/store.hpp"
+
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "sessions/errors.hpp"
+#include "sessions/session_reader.hpp"
+#include "sessions/sqlite_db.hpp"
+#include "sessions/store_schema.hpp"
+#include "sessions/store_writer.hpp"
+#include "tests/sessions/session_fixtures.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+using testing::read_bytes;
+using testing::temp_path;
+using testing::write_bytes;
+
+Store create(const std::string& path) {
+  StoreOpenOptions options;
+  options.create_if_missing = true;
+  return Store::open(path, options);
+}
+
+ErrorKind open_error(const std::string& path, StoreOpenOptions options = {}) {
+  try {
+    Store::open(path, options);
+  } catch (const StoreError& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "opening " << path << " did not fail";
+  return ErrorKind::kInvalidArgument;
+}
+
+std::string open_message(const std::string& path) {
+  try {
+    Store::open(path);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Store, CreatesAStampedWalStore) {
+  const auto path = temp_path("create");
+  {
+    Store store = create(path);
+    EXPECT_EQ(store.schema_version(), kSchemaVersion);
+    EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
+    EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
+    EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
+    EXPECT_EQ(store.migrations_applied().size(), 2u);  // 0 -> 1 -> 2 on a fresh file
+  }
+  Store again = Store::open(path);
+  EXPECT_TRUE(again.migrations_applied().empty());
+}
+
+TEST(Store, MissingFileIsNotFoundUnlessCreating) {
+  EXPECT_EQ(open_error(temp_path("missing")), ErrorKind::kNotFound);
+}
+
+TEST(Store, NonSqliteFileIsRejectedUntouched) {
+  const auto path = temp_path("text");
+  write_bytes(path, "{\"train_batch_size\": 8}\n");
+  EXPECT_EQ(open_error(path), ErrorKind::kNotSqlite);
+  EXPECT_NE(open_message(path).find("is not an SQLite database"), std::string::npos);
+  EXPECT_EQ(read_bytes(path), "{\"train_batch_size\": 8}\n");
+  const auto empty = temp_path("empty");
+  write_bytes(empty, "");
+  EXPECT_EQ(open_error(empty), ErrorKind::kNotSqlite);
+}
+
+TEST(Store, ForeignSqliteFileIsRejectedUntouched) {
+  const auto path = temp_path("foreign");
+  {
+    SqliteDb db(path, true, false);
+    db.exec("CREATE TABLE photos(id INTEGER PRIMARY KEY, caption TEXT); INSERT INTO photos VALUES(1, 'cat')");
+  }
+  const auto before = read_bytes(path);
+  StoreOpenOptions writable;
+  writable.create_if_missing = true;  // even a writer must not adopt someone else's database
+  EXPECT_EQ(open_error(path, writable), ErrorKind::kForeignDatabase);
+  EXPECT_NE(open_message(path).find("photos"), std::string::npos);
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST(Store, NewerSchemaIsRejectedUntouched) {
+  const auto path = temp_path("newer");
+  { create(path).checkpoint(); }
+  {
+    SqliteDb db(path, false, false);
+    db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+    db.exec("PRAGMA journal_mode = DELETE");
+  }
+  const auto before = read_bytes(path);
+  EXPECT_EQ(open_error(path), ErrorKind::kNewerSchema);
+  EXPECT_NE(open_message(path).find("newer ShardScope"), std::string::npos);
+  EXPECT_EQ(read_bytes(path), before);
+}
+
+TEST(Store, TruncatedFileIsCorrupt) {
+  const auto path = temp_path("truncated");
+  {
+    Store store = create(path);
+    StoreWriter writer(store);
+    writer.write("u", testing::sample_steps(2, 200));
+    store.checkpoint();
+  }
+  const auto bytes = read_bytes(path);
+  ASSERT_GT(bytes.size(), 8192u);
+  write_bytes(path, bytes.substr(0, bytes.size() / 2));
+  EXPECT_EQ(open_error(path), ErrorKind::kCorrupt);
+  EXPECT_NE(open_message(path).find("truncated"), std::string::npos);
+  write_bytes(path, bytes.substr(0, 50));  // shorter than the header itself
+  EXPECT_EQ(open_error(path), ErrorKind::kCorrupt);
+}
+
+TEST(Store, CorruptedPagesAreReportedByVerification) {
+  const auto path = temp_path("corrupted");
+  {
+    Store store = create(path);
+    StoreWriter writer(store);
+    writer.write("u", testing::sample_steps(2, 300));
+    store.checkpoint();
+  }
+  auto bytes = read_bytes(path);
+  const std::size_t page = 4096;
+  for (std::size_t i = 2 * page; i < bytes.size() - page; i += 3 * page)
+    for (std::size_t j = 0; j < 512; ++j) bytes[i + j] = static_cast<char>(0xA5 ^ j);
+  write_bytes(path, bytes);
+  StoreOpenOptions verify;
+  verify.verify_integrity = true;
+  EXPECT_EQ(open_error(path, verify), ErrorKind::kCorrupt);
+}
+
+TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
+  const auto path = temp_path("v1");
+  {
+    // A file exactly as a version-1 build wrote it: migrations up to 1 only.
+    SqliteDb db(path, true, false);
+    EXPECT_EQ(migrate_schema(db, 1).size(), 1u);
+    db.exec("INSERT INTO sessions(uid, name, status) VALUES('old-uid', 'old run', 'completed')");
+    db.exec("INSERT INTO steps(session_id, step, rank, loss) VALUES(1, 0, 0, 4.5)");
+    EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'session_tags'"), 0);
+  }
+  Store store = Store::open(path);
+  ASSERT_EQ(store.migrations_applied().size(), 1u);
+  EXPECT_EQ(store.migrations_applied()[0], "1 -> 2: add session tags");
+  EXPECT_EQ(store.schema_version(), 2);
+  const auto sessions = list_sessions(store);
+  ASSERT_EQ(sessions.size(), 1u);
+  EXPECT_EQ(sessions[0].name, "old run");
+  EXPECT_EQ(load_curve(store, sessions[0].id, Metric::kLoss).at(0).value, 4.5);
+  StoreWriter writer(store);  // the new table works on the upgraded file
+  RunStart start = testing::sample_run_start("old run", 1, "{}");
+  writer.write("old-uid", {start});
+  SessionFilter filter;
+  filter.tag = "baseline";
+  EXPECT_EQ(list_sessions(store, filter).size(), 1u);
+}
+
+TEST(Store, OlderSchemaOpenedReadOnlyIsAnErrorNotAnUpgrade) {
+  const auto path = temp_path("v1ro");
+  {
+    SqliteDb db(path, true, false);
+    migrate_schema(db, 1);
+  }
+  StoreOpenOptions read_only;
+  read_only.read_only = true;
+  EXPECT_EQ(open_error(path, read_only), ErrorKind::kStorage);
+}
+
+std::string plan(SqliteDb& db, const std::string& sql) {
+  Statement s(db, ("EXPLAIN QUERY PLAN " + sql).c_str());
+  std::string out;
+  while (s.step()) out += s.text(3) + "\n";
+  return out;
+}
+
+// The queries of the reader must be index range scans, never full scans of the big tables.
+TEST(Store, ReaderQueriesUseIndexes) {
+  const auto path = temp_path("plans");
+  Store store = create(path);
+  auto& db = store.db();
+  const auto curve = plan(db, "SELECT step, AVG(loss) FROM steps WHERE session_id = 1 AND loss IS NOT NULL GROUP BY step");
+  EXPECT_NE(curve.find("USING PRIMARY KEY (session_id=?)"), std::string::npos) << curve;
+  const auto rank = plan(db, "SELECT * FROM steps INDEXED BY steps_by_rank WHERE session_id = 1 AND rank = 2 "
+                            "ORDER BY step");
+  EXPECT_NE(rank.find("steps_by_rank"), std::string::npos) << rank;
+  const auto timer = plan(db, "SELECT step, MAX(ms) FROM timers WHERE session_id = 1 AND name_id = 3 GROUP BY step");
+  EXPECT_NE(timer.find("PRIMARY KEY (session_id=? AND name_id=?)"), std::string::npos) << timer;
+  const auto kernels = plan(db, "SELECT * FROM activities WHERE session_id = 1 AND rank = 0 ORDER BY start_ns");
+  EXPECT_NE(kernels.find("activities_by_session"), std::string::npos) << kernels;
+  const auto comms = plan(db, "SELECT rank, SUM(latency_us) FROM comms WHERE session_id = 1 GROUP BY rank");
+  EXPECT_NE(comms.find("comms_by_session"), std::string::npos) << comms;
+  const auto hosts = plan(db, "SELECT 1 FROM ranks WHERE session_id = 1 AND host = 'x'");
+  EXPECT_EQ(hosts.find("SCAN ranks"), std::string::npos) << hosts;
+  for (const auto* p : {&curve, &rank, &timer, &kernels, &comms})
+    EXPECT_EQ(p->find("SCAN "), std::string::npos) << *p;
+}
+
+}  // namespace
+}  // namespace shardscope::sessions
