@@ -14,6 +14,13 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   return q;
 }
 
+/// a * b, saturated so absurd sizes (1e18) cannot overflow into a false identity.
+std::int64_t mul(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+  return out;
+}
+
 struct BatchKeys {
   std::optional<std::int64_t> tb, mb, gas;
   bool any_auto = false;
@@ -37,8 +44,8 @@ int choose_world_size(ValidationContext& context, const BatchKeys& keys, bool& i
   inferred = false;
   if (context.options().world_size) return *context.options().world_size;
   if (keys.tb && keys.mb && keys.gas) {
-    const std::int64_t per_rank = *keys.mb * *keys.gas;
-    if (per_rank > 0 && *keys.tb > 0 && *keys.tb % per_rank == 0) {
+    const std::int64_t per_rank = mul(*keys.mb, *keys.gas);
+    if (per_rank > 0 && *keys.tb > 0 && *keys.tb % per_rank == 0 && *keys.tb / per_rank <= 1000000) {
       inferred = true;
       return static_cast<int>(*keys.tb / per_rank);
     }
@@ -62,7 +69,7 @@ void solve(ValidationContext& context, BatchKeys& k, int world) {
     set_derived(context, "train_micro_batch_size_per_gpu", *k.mb,
                 "train_batch_size // world_size // gradient_accumulation_steps" + note_world);
   } else if (k.mb && k.gas) {
-    k.tb = *k.mb * *k.gas * world;
+    k.tb = mul(mul(*k.mb, *k.gas), world);
     set_derived(context, "train_batch_size", *k.tb,
                 "micro_batch * gradient_accumulation_steps * world_size" + note_world);
   } else if (k.tb) {
@@ -72,7 +79,7 @@ void solve(ValidationContext& context, BatchKeys& k, int world) {
     set_derived(context, "train_micro_batch_size_per_gpu", *k.mb,
                 "train_batch_size // world_size" + note_world);
   } else if (k.mb) {
-    k.tb = *k.mb * world;
+    k.tb = mul(*k.mb, world);
     k.gas = 1;
     set_derived(context, "train_batch_size", *k.tb, "micro_batch * world_size" + note_world);
     set_derived(context, "gradient_accumulation_steps", 1, "only the micro batch given");
@@ -80,9 +87,9 @@ void solve(ValidationContext& context, BatchKeys& k, int world) {
 }
 
 std::string identity_hint(const BatchKeys& k, int world, bool world_given) {
-  const std::int64_t product = *k.mb * *k.gas * world;
+  const std::int64_t product = mul(mul(*k.mb, *k.gas), world);
   std::string hint = "with these values train_batch_size would be " + std::to_string(product);
-  const std::int64_t per_step = *k.mb * world;
+  const std::int64_t per_step = mul(*k.mb, world);
   if (per_step > 0 && *k.tb % per_step == 0)
     hint += ", or keep " + std::to_string(*k.tb) + " with gradient_accumulation_steps " +
             std::to_string(*k.tb / per_step);
@@ -134,7 +141,7 @@ void solve_batch(ValidationContext& context) {
   batch.world_size_inferred = inferred;
   solve(context, keys, world);
   if (!check_positive(context, keys)) return;
-  if (*keys.tb != *keys.mb * *keys.gas * world) {
+  if (*keys.tb != mul(mul(*keys.mb, *keys.gas), world)) {
     context.error("batch-identity", context.written("train_batch_size") ? "train_batch_size" : "",
                   "Check batch related parameters. train_batch_size is not equal to "
                   "micro_batch_per_gpu * gradient_acc_step * world_size " +
