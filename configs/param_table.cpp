@@ -51,6 +51,7 @@ nlohmann::json resolve_params(ValidationContext& context, const std::string& blo
   if (params && !params->is_object()) params = nullptr;  // reported by the key checks
   nlohmann::json effective = params ? node_to_json(*params) : nlohmann::json::object();
   std::vector<std::string> names;
+  std::vector<ResolvedValue> lines;  // spliced in after the block's own lines at the end
   for (const auto& spec : table) {
     names.push_back(spec.name);
     const std::string path = params_path + "." + spec.name;
@@ -61,7 +62,7 @@ nlohmann::json resolve_params(ValidationContext& context, const std::string& blo
                       "\" in " + params_path, "add \"" + spec.name + "\" to " + params_path);
       } else if (spec.default_json != "null") {
         effective[spec.name] = nlohmann::json::parse(spec.default_json);
-        context.resolved.push_back({path, spec.default_json, ValueSource::kDefault, {}, ""});
+        lines.push_back({path, spec.default_json, ValueSource::kDefault, {}, ""});
       }
       continue;
     }
@@ -70,7 +71,7 @@ nlohmann::json resolve_params(ValidationContext& context, const std::string& blo
       context.error("wrong-type", path, path + " must be " + type_words(spec.type) + ", got " +
                     to_json_text(member->value), spec.default_json == "null" ? "" :
                     "the default is " + spec.default_json);
-    context.resolved.push_back({path, to_json_text(member->value),
+    lines.push_back({path, to_json_text(member->value),
                                 is_auto ? ValueSource::kAutoUnfilled : source_of(context, path),
                                 member->key_location, ""});
   }
@@ -86,6 +87,11 @@ nlohmann::json resolve_params(ValidationContext& context, const std::string& blo
                       guess ? "did you mean \"" + *guess + "\"?" : "remove it or check the spelling");
     }
   }
+  // Keep the resolved view grouped: params right after "<block>.type".
+  auto position = context.resolved.end();
+  for (auto it = context.resolved.begin(); it != context.resolved.end(); ++it)
+    if (it->path.rfind(block + ".", 0) == 0) position = it + 1;
+  context.resolved.insert(position, lines.begin(), lines.end());
   context.effective[nlohmann::json::json_pointer("/" + block + "/params")] = effective;
   return effective;
 }
