@@ -72,14 +72,14 @@ void write_header(std::ostringstream& out, const Estimate& e) {
 
 void write_table(std::ostringstream& out, const Estimate& e) {
   const ByteUnit u = e.options.display_unit;
-  out << cell("plan", 26, true) << cell("GPU rule", 17, true) << cell("params", 8) << cell("grads", 8) << cell("master", 8)
-      << cell("optim", 8) << cell("buffers", 9) << cell("activ.", 8) << cell("GPU total", 11) << cell("CPU/node", 10)
+  out << cell("plan", 30, true) << cell("GPU rule", 17, true) << cell("params", 8) << cell("grads", 8) << cell("master", 8)
+      << cell("optim", 8) << cell("states", 8) << cell("buffers", 9) << cell("activ.", 8) << cell("GPU total", 11) << cell("CPU/node", 10)
       << cell("NVMe/node", 11) << cell("comm/step", 11) << cell("comm time", 11) << "  fits\n";
   for (const auto& p : e.plans) {
     const ModelStateParts& g = p.states.gpu;
-    out << cell(plan_label(p.plan), 26, true) << cell(p.states.gpu_rule, 17, true) << cell(num(g.params.bytes, u), 8)
+    out << cell(plan_label(p.plan), 30, true) << cell(p.states.gpu_rule, 17, true) << cell(num(g.params.bytes, u), 8)
         << cell(num(g.gradients.bytes, u), 8) << cell(num(g.master_params.bytes, u), 8)
-        << cell(num(g.optimizer_states.bytes, u), 8) << cell(num(p.buffers.gpu_bytes, u), 9)
+        << cell(num(g.optimizer_states.bytes, u), 8) << cell(num(g.total(), u), 8) << cell(num(p.buffers.gpu_bytes, u), 9)
         << cell(e.activations.available ? num(e.activations.total_bytes, u) : "?", 8)
         << cell(num(p.gpu_total_bytes, u), 11) << cell(num(p.cpu_total_bytes_per_node, u), 10)
         << cell(num(p.nvme_bytes_per_node, u), 11) << cell(num(p.communication.bytes_per_gpu, u), 11)

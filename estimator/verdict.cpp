@@ -79,10 +79,13 @@ void advise_nothing_fits(Verdict& v, const std::vector<PlanEstimate>& plans, con
     v.advice.push_back("With full activation checkpointing (--checkpointing full; gradient_checkpointing in the "
                        "model code) " + plan_words(r->plan) + " fits at " + format_bytes(r->gpu_total_bytes, u) +
                        " per GPU.");
-  if (smallest->max_micro_batch && *smallest->max_micro_batch > 0)
-    v.advice.push_back("A micro-batch of " + std::to_string(*smallest->max_micro_batch) + " fits with " +
-                       plan_words(smallest->plan) + " (train_micro_batch_size_per_gpu; raise "
-                       "gradient_accumulation_steps to keep the global batch).");
+  // The first plan on the ladder where a smaller micro-batch fits.
+  for (const auto& p : plans) {
+    if (!p.max_micro_batch || *p.max_micro_batch <= 0 || !p.fits_cpu.value_or(true)) continue;
+    v.advice.push_back("A micro-batch of " + std::to_string(*p.max_micro_batch) + " fits with " + plan_words(p.plan) +
+                       " (train_micro_batch_size_per_gpu; raise gradient_accumulation_steps to keep the global batch).");
+    break;
+  }
   // Stage 3 without offload shards all model states: N >= states / (usable - what is not sharded).
   const PlanEstimate* stage3 = find_plan(plans, ZeroPlan{3, OffloadDevice::kNone, OffloadDevice::kNone});
   if (stage3) {

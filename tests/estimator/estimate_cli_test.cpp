@@ -1,0 +1,107 @@
+// `shardscope estimate` run as a process: tables, JSON, exit codes and error messages.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/app/cli_process.hpp"
+
+namespace shardscope::estimator {
+namespace {
+
+using shardscope::testing::run_cli;
+
+std::string fixture(const std::string& name) { return std::string(SHARDSCOPE_TEST_DATA_DIR) + "/hf/" + name; }
+
+TEST(EstimateCli, SevenBillionTableInGB) {
+  const auto r = run_cli({"estimate", "--params", "7e9", "--largest-layer", "131M", "--gpus-per-node", "8",
+                          "--gpu-mem", "80GiB", "--units", "GB"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Sizes in GB (1e9 bytes)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("38.50"), std::string::npos);
+  EXPECT_NE(r.out.find("26.25"), std::string::npos);
+  EXPECT_NE(r.out.find("2 + 14/N B/param"), std::string::npos);
+  const auto stage1 = r.out.find("\nstage 1 ");
+  ASSERT_NE(stage1, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(stage1, r.out.find('\n', stage1 + 1) - stage1).find("4 + 12/N"), 31u) << r.out;
+  EXPECT_NE(r.out.find("<- recommended"), std::string::npos);
+  EXPECT_NE(r.out.find("offload_param=cpu , offload_optimizer=cpu , zero_init=1"), std::string::npos);
+}
+
+TEST(EstimateCli, JsonDocument) {
+  const auto r = run_cli({"estimate", "--params", "7B", "--largest-layer", "131M", "--gpus-per-node", "8", "--gpu",
+                          "H100-80GB", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "shardscope.estimate/1");
+  EXPECT_DOUBLE_EQ(j["plans"][3]["model_states"]["gpu"]["total_bytes"].get<double>(), 14e9);
+  EXPECT_EQ(j["verdict"]["recommended"]["stage"], 1);
+  EXPECT_EQ(j["options"]["gpu_name"], "H100-80GB");
+  // One node with a catalog GPU: communication time at its NVLink bandwidth.
+  EXPECT_DOUBLE_EQ(j["plans"][0]["communication"]["bandwidth_bytes_per_s"].get<double>(), 450e9);
+  EXPECT_DOUBLE_EQ(j["plans"][0]["communication"]["bytes_per_gpu_per_step"].get<double>(), 2 * 7.0 / 8 * 14e9);
+}
+
+TEST(EstimateCli, HfConfigWithActivationsAndExplain) {
+  const auto r = run_cli({"estimate", "--hf-config", fixture("llama-2-7b.json"), "--gpus-per-node", "8", "--gpu",
+                          "A100-80GB", "--micro-batch", "2", "--seq-len", "2048", "--checkpointing", "full", "--explain"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("6738415616"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sequence 2048"), std::string::npos);
+  EXPECT_NE(r.out.find("How each number is computed"), std::string::npos);
+  EXPECT_NE(r.out.find("layer inputs"), std::string::npos);
+}
+
+TEST(EstimateCli, NothingFitsExitsOne) {
+  const auto r = run_cli({"estimate", "--params", "70B", "--largest-layer", "1B", "--gpu-mem", "24GiB", "--cpu-mem",
+                          "64GiB"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("Nothing fits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("needs at least"), std::string::npos) << r.out;
+}
+
+TEST(EstimateCli, ConfigPlanIsJudged) {
+  const auto path = std::filesystem::temp_directory_path() / "shardscope_est_cli_ds.json";
+  std::ofstream(path) << R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true},
+                            "zero_optimization": {"stage": 1}})";
+  const auto r = run_cli({"estimate", "--params", "7B", "--largest-layer", "131M", "--gpus-per-node", "8", "--gpu-mem",
+                          "40GiB", "--config", path.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("(requested)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("switch to ZeRO stage 2"), std::string::npos) << r.out;
+  std::filesystem::remove(path);
+}
+
+TEST(EstimateCli, UsageErrors) {
+  auto r = run_cli({"estimate", "--params", "7B", "--gpu-memm", "80GiB"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean '--gpu-mem'"), std::string::npos) << r.err;
+  r = run_cli({"estimate", "--params", "7B", "--hf-config", fixture("gpt2.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("exactly one of"), std::string::npos) << r.err;
+  r = run_cli({"estimate", "--params", "7B", "--gpu", "H10"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown GPU 'H10'"), std::string::npos) << r.err;
+  r = run_cli({"estimate", "--hf-config", "/nonexistent/config.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/config.json"), std::string::npos) << r.err;
+  r = run_cli({"estimate", "--params", "7B", "--stage", "2", "--offload-param", "cpu"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("offload_param works with ZeRO stage 3 only"), std::string::npos) << r.err;
+  r = run_cli({"estimate", "--params", "7B", "--gpu-mem", "80 bananas"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--gpu-mem"), std::string::npos) << r.err;
+}
+
+TEST(EstimateCli, ListGpusAndHelp) {
+  const auto r = run_cli({"estimate", "--list-gpus"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("H200"), std::string::npos);
+  EXPECT_NE(r.out.find("141 GB"), std::string::npos);
+  const auto top = run_cli({"--help"});
+  EXPECT_NE(top.out.find("estimate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardscope::estimator
