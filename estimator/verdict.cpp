@@ -104,6 +104,12 @@ void advise_nothing_fits(Verdict& v, const std::vector<PlanEstimate>& plans, con
   }
 }
 
+void advise_missing_activations(Verdict& v, const ActivationEstimate& activations) {
+  if (!activations.available)
+    v.advice.push_back("Without a model shape activations are not counted, and they often dominate: give "
+                       "--hf-config or --layers/--hidden/--heads/--vocab/--seq-len for a complete verdict.");
+}
+
 }  // namespace
 
 const std::vector<ZeroPlan>& ladder_plans() {
@@ -132,6 +138,7 @@ Verdict decide_verdict(const std::vector<PlanEstimate>& plans, const std::vector
   if (!best) {
     advise_nothing_fits(v, plans, relaxed, options, total_params, activations);
     advise_requested(v, plans, options);
+    advise_missing_activations(v, activations);
     return v;
   }
   v.recommended = best->plan;
@@ -148,6 +155,7 @@ Verdict decide_verdict(const std::vector<PlanEstimate>& plans, const std::vector
     v.advice.push_back("Largest micro-batch that fits with this plan: " + std::to_string(*best->max_micro_batch) + ".");
   advise_offload(v, *best, options);
   advise_requested(v, plans, options);
+  advise_missing_activations(v, activations);
   return v;
 }
 

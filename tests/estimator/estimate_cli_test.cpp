@@ -54,11 +54,22 @@ TEST(EstimateCli, HfConfigWithActivationsAndExplain) {
 }
 
 TEST(EstimateCli, NothingFitsExitsOne) {
-  const auto r = run_cli({"estimate", "--params", "70B", "--largest-layer", "1B", "--gpu-mem", "24GiB", "--cpu-mem",
-                          "64GiB"});
+  // 70B on 8 x 80 GiB with 64 GiB of host memory: stage 3 needs 140e9 per GPU, every offload needs
+  // more host memory than 57.6 GiB. Stage 3 alone would need ceil(16 x 70e9 / (77.3e9 - 5e9)) = 16 GPUs.
+  const auto r = run_cli({"estimate", "--params", "70B", "--largest-layer", "1B", "--gpus-per-node", "8", "--gpu-mem",
+                          "80GiB", "--cpu-mem", "64GiB"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("Nothing fits"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("needs at least"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("needs at least 16 GPUs of this size (2 node(s) of 8)"), std::string::npos) << r.out;
+}
+
+TEST(EstimateCli, SeventyBillionOnOneGpuNeedsNvme) {
+  // ZeRO-Infinity's claim: with parameters and optimizer on NVMe a 70B model trains on one GPU.
+  const auto r = run_cli({"estimate", "--params", "70B", "--largest-layer", "1B", "--gpu-mem", "24GiB", "--cpu-mem",
+                          "64GiB"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Use ZeRO stage 3 with offload_optimizer=nvme and offload_param=nvme"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("activations are not counted"), std::string::npos) << r.out;
 }
 
 TEST(EstimateCli, ConfigPlanIsJudged) {
