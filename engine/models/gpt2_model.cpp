@@ -14,8 +14,8 @@ namespace F = torch::nn::functional;
 // HF's Conv1D: y = x W + b with W stored [in, out] (the transpose of nn.Linear).
 class Conv1D : public torch::nn::Module {
  public:
-  Conv1D(std::int64_t in, std::int64_t out, bool bias, double std) {
-    weight_ = register_parameter("weight", torch::randn({in, out}) * std);
+  Conv1D(std::int64_t in, std::int64_t out, bool bias, double init_std) {
+    weight_ = register_parameter("weight", torch::randn({in, out}) * init_std);
     if (bias) bias_ = register_parameter("bias", torch::zeros({out}));
   }
   torch::Tensor forward(const torch::Tensor& x) {
@@ -34,10 +34,10 @@ class Conv1D : public torch::nn::Module {
 // HF's GPT2Attention (attn.c_attn, attn.c_proj); with kv heads < heads, grouped-query.
 class Gpt2Attention : public torch::nn::Module {
  public:
-  Gpt2Attention(const estimator::TransformerShape& s, double std, double proj_std)
+  Gpt2Attention(const estimator::TransformerShape& s, double init_std, double proj_std)
       : heads_(s.heads), kv_heads_(s.effective_kv_heads()), head_dim_(s.effective_head_dim()) {
     const auto q = heads_ * head_dim_, kv = kv_heads_ * head_dim_;
-    c_attn_ = register_module("c_attn", std::make_shared<Conv1D>(s.hidden, q + 2 * kv, s.qkv_bias, std));
+    c_attn_ = register_module("c_attn", std::make_shared<Conv1D>(s.hidden, q + 2 * kv, s.qkv_bias, init_std));
     c_proj_ = register_module("c_proj", std::make_shared<Conv1D>(q, s.hidden, s.attn_out_bias, proj_std));
   }
   torch::Tensor forward(const torch::Tensor& x) {
@@ -59,8 +59,8 @@ class Gpt2Attention : public torch::nn::Module {
 // HF's GPT2MLP (mlp.c_fc, mlp.c_proj) with gelu_new, the tanh approximation.
 class Gpt2Mlp : public torch::nn::Module {
  public:
-  Gpt2Mlp(const estimator::TransformerShape& s, double std, double proj_std) {
-    c_fc_ = register_module("c_fc", std::make_shared<Conv1D>(s.hidden, s.effective_ffn(), s.mlp_bias, std));
+  Gpt2Mlp(const estimator::TransformerShape& s, double init_std, double proj_std) {
+    c_fc_ = register_module("c_fc", std::make_shared<Conv1D>(s.hidden, s.effective_ffn(), s.mlp_bias, init_std));
     c_proj_ = register_module("c_proj", std::make_shared<Conv1D>(s.effective_ffn(), s.hidden, s.mlp_bias, proj_std));
   }
   torch::Tensor forward(const torch::Tensor& x) {
@@ -95,16 +95,16 @@ class Gpt2Block : public torch::nn::Module {
 Gpt2Model::Gpt2Model(const TransformerOptions& options) : options_(options) {
   const auto& s = options_.shape;
   validate_transformer_options(ModelKind::kGpt2, options_);
-  const double std = options_.initializer_range;
+  const double init_std = options_.initializer_range;
   // GPT-2 scales the residual projections by 1/sqrt(2 x layers) (HF's _init_weights).
-  const double proj_std = std / std::sqrt(2.0 * static_cast<double>(s.layers));
+  const double proj_std = init_std / std::sqrt(2.0 * static_cast<double>(s.layers));
   const auto positions = s.max_positions > 0 ? s.max_positions : s.seq_len;
   transformer_ = register_module("transformer", std::make_shared<torch::nn::Module>());
   wte_ = transformer_->register_module("wte", torch::nn::Embedding(s.vocab, s.hidden));
   wpe_ = transformer_->register_module("wpe", torch::nn::Embedding(positions, s.hidden));
   torch::NoGradGuard no_grad;
-  wte_->weight.normal_(0.0, std);
-  wpe_->weight.normal_(0.0, std);
+  wte_->weight.normal_(0.0, init_std);
+  wpe_->weight.normal_(0.0, init_std);
   torch::nn::ModuleList h;
   for (long long i = 0; i < s.layers; ++i) {
     blocks_.push_back(std::make_shared<Gpt2Block>(options_, proj_std));
@@ -115,7 +115,7 @@ Gpt2Model::Gpt2Model(const TransformerOptions& options) : options_(options) {
       "ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({s.hidden}).eps(options_.norm_eps)));
   if (!s.tied_embeddings) {
     lm_head_ = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(s.hidden, s.vocab).bias(false)));
-    lm_head_->weight.normal_(0.0, std);
+    lm_head_->weight.normal_(0.0, init_std);
   }
 }
 

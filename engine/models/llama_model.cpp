@@ -25,10 +25,10 @@ class RmsNorm : public torch::nn::Module {
 
 namespace {
 
-torch::nn::Linear make_linear(std::int64_t in, std::int64_t out, bool bias, double std) {
+torch::nn::Linear make_linear(std::int64_t in, std::int64_t out, bool bias, double init_std) {
   torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(bias));
   torch::NoGradGuard no_grad;
-  linear->weight.normal_(0.0, std);
+  linear->weight.normal_(0.0, init_std);
   if (bias) linear->bias.zero_();
   return linear;
 }
@@ -51,11 +51,11 @@ class LlamaAttention : public torch::nn::Module {
   LlamaAttention(const TransformerOptions& o)
       : heads_(o.shape.heads), kv_heads_(o.shape.effective_kv_heads()), head_dim_(o.shape.effective_head_dim()) {
     const auto& s = o.shape;
-    const double std = o.initializer_range;
-    q_proj_ = register_module("q_proj", make_linear(s.hidden, heads_ * head_dim_, s.qkv_bias, std));
-    k_proj_ = register_module("k_proj", make_linear(s.hidden, kv_heads_ * head_dim_, s.qkv_bias, std));
-    v_proj_ = register_module("v_proj", make_linear(s.hidden, kv_heads_ * head_dim_, s.qkv_bias, std));
-    o_proj_ = register_module("o_proj", make_linear(heads_ * head_dim_, s.hidden, s.attn_out_bias, std));
+    const double init_std = o.initializer_range;
+    q_proj_ = register_module("q_proj", make_linear(s.hidden, heads_ * head_dim_, s.qkv_bias, init_std));
+    k_proj_ = register_module("k_proj", make_linear(s.hidden, kv_heads_ * head_dim_, s.qkv_bias, init_std));
+    v_proj_ = register_module("v_proj", make_linear(s.hidden, kv_heads_ * head_dim_, s.qkv_bias, init_std));
+    o_proj_ = register_module("o_proj", make_linear(heads_ * head_dim_, s.hidden, s.attn_out_bias, init_std));
     if (s.qk_norm) {  // qwen3: RMSNorm over each head's q and k before the rotation
       q_norm_ = register_module("q_norm", std::make_shared<RmsNorm>(head_dim_, o.norm_eps));
       k_norm_ = register_module("k_norm", std::make_shared<RmsNorm>(head_dim_, o.norm_eps));
