@@ -9,14 +9,14 @@
 
 namespace {
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
 };
 
-Run run_cli(const std::string& arguments) {
+CliRun run_cli(const std::string& arguments) {
   const std::string command = std::string(SHARDSCOPE_CLI_PATH) + " validate " + arguments + " 2>&1";
-  Run run;
+  CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return run;
   std::array<char, 4096> buffer{};
@@ -38,20 +38,20 @@ class ValidateCli : public ::testing::Test {
 };
 
 TEST_F(ValidateCli, CleanConfigExitsZeroAndSaysOk) {
-  const Run run = run_cli(data("clean_stage2.json") + " --world-size 8");
+  const CliRun run = run_cli(data("clean_stage2.json") + " --world-size 8");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("clean_stage2.json: OK"), std::string::npos) << run.output;
 }
 
 TEST_F(ValidateCli, WarningsAloneStillExitZero) {
-  const Run run = run_cli(data("hf_zero3_auto.json"));
+  const CliRun run = run_cli(data("hf_zero3_auto.json"));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find(": warning: "), std::string::npos);
   EXPECT_NE(run.output.find("hf_zero3_auto.json: 15 warnings"), std::string::npos) << run.output;
 }
 
 TEST_F(ValidateCli, ErrorsExitOneWithFileLineColumnAndHint) {
-  const Run run = run_cli(data("batch_mismatch.json") + " --world-size 4");
+  const CliRun run = run_cli(data("batch_mismatch.json") + " --world-size 4");
   EXPECT_EQ(run.exit_code, 1) << run.output;
   const std::string expected = data("batch_mismatch.json") +
       ":2:3: error: Check batch related parameters. train_batch_size is not equal to "
@@ -61,14 +61,14 @@ TEST_F(ValidateCli, ErrorsExitOneWithFileLineColumnAndHint) {
 }
 
 TEST_F(ValidateCli, SyntaxErrorExitsOne) {
-  const Run run = run_cli(data("syntax_error.json"));
+  const CliRun run = run_cli(data("syntax_error.json"));
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("syntax_error.json:7:1: error: unexpected end of file, expected '}'"),
             std::string::npos) << run.output;
 }
 
 TEST_F(ValidateCli, AnyFileWithErrorsMakesTheExitOne) {
-  const Run run = run_cli(data("clean_stage2.json") + " " + data("old_removed_blocks.json"));
+  const CliRun run = run_cli(data("clean_stage2.json") + " " + data("old_removed_blocks.json"));
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("clean_stage2.json: OK"), std::string::npos);
   EXPECT_NE(run.output.find("old_removed_blocks.json: 3 errors"), std::string::npos) << run.output;
@@ -79,13 +79,13 @@ TEST_F(ValidateCli, UsageErrorsAndUnreadableFilesExitTwo) {
   EXPECT_EQ(run_cli(data("clean_stage2.json") + " --world-sise 4").exit_code, 2);
   EXPECT_EQ(run_cli(data("clean_stage2.json") + " --world-size 0").exit_code, 2);
   EXPECT_EQ(run_cli(data("clean_stage2.json") + " --set novalue").exit_code, 2);
-  const Run missing = run_cli("/nonexistent/ds.json");
+  const CliRun missing = run_cli("/nonexistent/ds.json");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("/nonexistent/ds.json"), std::string::npos);
 }
 
 TEST_F(ValidateCli, SetFillsAutoAndResolvedShowsSources) {
-  const Run run = run_cli(data("hf_zero2_auto.json") +
+  const CliRun run = run_cli(data("hf_zero2_auto.json") +
                           " --set train_micro_batch_size_per_gpu=4 --set train_batch_size=auto --resolved");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("train_micro_batch_size_per_gpu = 4"), std::string::npos) << run.output;
@@ -96,7 +96,7 @@ TEST_F(ValidateCli, SetFillsAutoAndResolvedShowsSources) {
 }
 
 TEST_F(ValidateCli, JsonOutputIsOneDocument) {
-  const Run run = run_cli(data("batch_mismatch.json") + " --world-size 4 --json --resolved");
+  const CliRun run = run_cli(data("batch_mismatch.json") + " --world-size 4 --json --resolved");
   EXPECT_EQ(run.exit_code, 1);
   const auto doc = nlohmann::json::parse(run.output);
   EXPECT_EQ(doc["schema"], "shardscope.validate/1");
@@ -112,9 +112,14 @@ TEST_F(ValidateCli, JsonOutputIsOneDocument) {
 }
 
 TEST_F(ValidateCli, StrictTurnsOnPolicyLints) {
-  const std::string path = data("batch_mismatch.json");
+  const CliRun lenient = run_cli(data("no_clipping.json"));
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.output;
+  EXPECT_NE(lenient.output.find(": warning: gradient_clipping is not set"), std::string::npos);
+  const CliRun policy = run_cli(data("no_clipping.json") + " --strict");
+  EXPECT_EQ(policy.exit_code, 1) << policy.output;
+  EXPECT_NE(policy.output.find("[policy-explicit-clipping]"), std::string::npos) << policy.output;
   EXPECT_EQ(run_cli(data("stage3_nvme_offload.json") + " --world-size 8").exit_code, 0);
-  const Run strict = run_cli(data("stage3_nvme_offload.json") + " --world-size 8 --strict");
+  const CliRun strict = run_cli(data("stage3_nvme_offload.json") + " --world-size 8 --strict");
   EXPECT_EQ(strict.exit_code, 0) << strict.output;  // notes only
   EXPECT_NE(strict.output.find(": note: 1 comment(s)"), std::string::npos) << strict.output;
 }
