@@ -162,4 +162,14 @@ ModelDescription describe_transformer(const TransformerShape& shape, const std::
   return d;
 }
 
+ModelDescription with_shape_of(ModelDescription counted, const ModelDescription& shaped) {
+  counted.shape = shaped.shape;
+  counted.name += " with the shape of " + shaped.name;
+  if (shaped.total_params != counted.total_params)
+    counted.notes.push_back("the config's layout counts " + std::to_string(static_cast<long long>(shaped.total_params)) +
+                            " parameters but the checkpoint holds " +
+                            std::to_string(static_cast<long long>(counted.total_params)) + "; using the checkpoint's");
+  return counted;
+}
+
 }  // namespace shardscope::estimator

@@ -95,4 +95,8 @@ ModelDescription describe_param_count(double total_params, double largest_layer_
 /// A model from a transformer shape; counts parameters exactly for its layout.
 ModelDescription describe_transformer(const TransformerShape& shape, const std::string& name);
 
+/// A checkpoint's exact counts (safetensors) with the shape of a config.json for activations;
+/// notes when the config's layout counts a different total.
+ModelDescription with_shape_of(ModelDescription counted, const ModelDescription& shaped);
+
 }  // namespace shardscope::estimator

@@ -33,7 +33,8 @@ ArgParser make_parser() {
       .option("largest-layer", "COUNT", "parameters of the largest layer (ZeRO-3 gathers it whole)")
       .option("hf-config", "FILE", "a Hugging Face config.json (llama, mistral, qwen2, qwen3, gemma, gpt2, gpt_neox)")
       .option("hf-layout", "LAYOUT", "read another model_type with the llama, gpt2 or gpt_neox keys")
-      .option("safetensors", "FILE", "a .safetensors file or model.safetensors.index.json (header only)")
+      .option("safetensors", "FILE", "a .safetensors file or model.safetensors.index.json (header only);\n"
+                                     "with --hf-config: exact counts from the header, shape from the config")
       .option("layout", "LAYOUT", "shape: gpt2, llama or gpt_neox (default llama)")
       .option("layers", "N", "shape: decoder layers").option("hidden", "N", "shape: hidden size")
       .option("heads", "N", "shape: attention heads").option("kv-heads", "N", "shape: key/value heads (default heads)")
@@ -104,9 +105,11 @@ est::TransformerShape shape_from_flags(const ParsedArgs& a) {
 est::ModelDescription describe_model(const ParsedArgs& a) {
   int sources = 0;
   for (const char* flag : {"params", "hf-config", "safetensors", "layers"}) sources += a.has(flag) ? 1 : 0;
-  if (sources != 1)
+  // A checkpoint's header gives exact counts, its config.json the shape activations need.
+  const bool header_and_config = sources == 2 && a.has("safetensors") && a.has("hf-config");
+  if (sources != 1 && !header_and_config)
     throw UsageError("give the model by exactly one of --params, --hf-config, --safetensors or --layers "
-                     "(got " + std::to_string(sources) + ")");
+                     "(or --safetensors with --hf-config; got " + std::to_string(sources) + ")");
   if (a.has("params")) {
     const double largest = a.value("largest-layer") ? est::parse_count(*a.value("largest-layer"), "--largest-layer") : 0;
     return est::describe_param_count(est::parse_count(*a.value("params"), "--params"), largest);
@@ -115,7 +118,9 @@ est::ModelDescription describe_model(const ParsedArgs& a) {
     est::HfConfigOptions options;
     if (auto layout = a.value("hf-layout")) options.layout_override = est::parse_layout(*layout, "--hf-layout");
     options.seq_len = positive_integer(a, "seq-len", 0);
-    return est::describe_hf_config_file(*path, options);
+    est::ModelDescription shaped = est::describe_hf_config_file(*path, options);
+    if (header_and_config) return est::with_shape_of(est::describe_safetensors(*a.value("safetensors")), shaped);
+    return shaped;
   }
   if (auto path = a.value("safetensors")) return est::describe_safetensors(*path);
   return est::describe_transformer(shape_from_flags(a), "transformer shape");

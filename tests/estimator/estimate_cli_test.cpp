@@ -84,6 +84,25 @@ TEST(EstimateCli, ConfigPlanIsJudged) {
   std::filesystem::remove(path);
 }
 
+TEST(EstimateCli, SafetensorsCountsWithConfigShape) {
+  // One BF16 tensor of 4 x 8 = 32 elements: 8-byte length, JSON header, 64 bytes of data.
+  const std::string header = R"({"w.weight": {"dtype": "BF16", "shape": [4, 8], "data_offsets": [0, 64]}})";
+  const auto path = std::filesystem::temp_directory_path() / "shardscope_est_cli.safetensors";
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((header.size() >> (8 * i)) & 0xff));
+    out << header << std::string(64, '\0');
+  }
+  const auto r = run_cli({"estimate", "--safetensors", path.string(), "--hf-config", fixture("gpt2.json"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"]["total_params"], 32);
+  EXPECT_EQ(j["model"]["params_by_dtype"]["BF16"], 32);
+  EXPECT_TRUE(j["activations"]["available"].get<bool>());
+  EXPECT_EQ(j["activations"]["seq_len"], 1024);
+  std::filesystem::remove(path);
+}
+
 TEST(EstimateCli, UsageErrors) {
   auto r = run_cli({"estimate", "--params", "7B", "--gpu-memm", "80GiB"});
   EXPECT_EQ(r.exit_code, 2);

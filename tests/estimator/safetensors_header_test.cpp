@@ -164,5 +164,22 @@ TEST_F(SafetensorsTest, MalformedFiles) {
   EXPECT_NE(error_of((dir_ / "absent.safetensors").string()).find("cannot open"), std::string::npos);
 }
 
+TEST_F(SafetensorsTest, ShapeFromAConfigKeepsTheCheckpointsCounts) {
+  const ModelDescription counted = describe_safetensors(write("m.safetensors", {{"w.weight", "BF16", {10, 10}}}));
+  TransformerShape s = default_shape(TransformerLayout::kLlama);
+  s.layers = 1;
+  s.hidden = 8;
+  s.heads = 2;
+  s.ffn = 16;
+  s.vocab = 10;
+  s.seq_len = 32;
+  const ModelDescription merged = with_shape_of(counted, describe_transformer(s, "cfg"));
+  EXPECT_EQ(merged.total_params, 100);
+  ASSERT_TRUE(merged.shape.has_value());
+  EXPECT_EQ(merged.shape->hidden, 8);
+  ASSERT_EQ(merged.notes.size(), 1u);
+  EXPECT_NE(merged.notes[0].find("using the checkpoint's"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardscope::estimator
