@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -251,13 +252,15 @@ bool Collector::Impl::read_connection(Connection& c) {
 void Collector::Impl::io_loop() {
   std::vector<pollfd> fds;
   std::vector<Connection*> owners;
+  bool was_paused = false;
   while (true) {
     bool paused;
     {
       std::lock_guard<std::mutex> lock(mutex);
       paused = queue_bytes >= options.max_queue_bytes;
-      if (paused) ++stats.backpressure_pauses;
+      if (paused && !was_paused) ++stats.backpressure_pauses;
     }
+    was_paused = paused;
     const bool draining = stopping.load();
     if (draining && connections.empty()) break;
     fds.assign(1, pollfd{wake_read, POLLIN, 0});

@@ -92,7 +92,13 @@ TcpEventSink::TcpEventSink(const TcpSinkOptions& options) : options_(options) {
   hello.pid = ::getpid();
   encode_hello(hello, buffer_);
   std::lock_guard<std::mutex> lock(mutex_);
-  write_all_locked();
+  try {
+    write_all_locked();
+  } catch (...) {
+    ::close(fd_);  // the destructor does not run for a constructor that throws
+    fd_ = -1;
+    throw;
+  }
 }
 
 TcpEventSink::~TcpEventSink() {

@@ -131,7 +131,7 @@ ExportResult export_csv(Store& store, const std::vector<std::int64_t>& ids, cons
   for (const auto& table : kTables) {
     const std::string path = (std::filesystem::path(directory) / (std::string(table.name) + ".csv")).string();
     const std::string temporary = path + ".tmp";
-    {
+    try {
       std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
       check_stream(out, temporary);
       Statement s(store.db(), sql_for(table, ids).c_str());
@@ -145,8 +145,11 @@ ExportResult export_csv(Store& store, const std::vector<std::int64_t>& ids, cons
         out << "\n";
         ++result.rows;
       }
-      out.flush();
+      out.close();
       check_stream(out, temporary);
+    } catch (...) {
+      std::remove(temporary.c_str());
+      throw;
     }
     commit_file(temporary, path);
     result.files.push_back(path);
@@ -184,11 +187,15 @@ ExportResult export_json(Store& store, const std::vector<std::int64_t>& ids, std
 ExportResult export_json_file(Store& store, const std::vector<std::int64_t>& ids, const std::string& path) {
   const std::string temporary = path + ".tmp";
   ExportResult result;
-  {
+  try {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     check_stream(out, temporary);
     result = export_json(store, ids, out);
+    out.close();
     check_stream(out, temporary);
+  } catch (...) {
+    std::remove(temporary.c_str());  // never leave a half export behind
+    throw;
   }
   commit_file(temporary, path);
   result.files.push_back(path);

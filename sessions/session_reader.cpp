@@ -236,8 +236,9 @@ std::vector<CurvePoint> load_curve(Store& store, std::int64_t session_id, Metric
 }
 
 std::vector<std::string> load_timer_names(Store& store, std::int64_t session_id) {
-  return strings_of(store.db(), "SELECT text FROM names WHERE id IN (SELECT DISTINCT name_id FROM timers "
-                                "WHERE session_id = ?) ORDER BY text", session_id);
+  // Probe the timers key once per interned name: DISTINCT over the timers would read every row.
+  return strings_of(store.db(), "SELECT text FROM names n WHERE EXISTS(SELECT 1 FROM timers t WHERE "
+                                "t.session_id = ?1 AND t.name_id = n.id) ORDER BY text", session_id);
 }
 
 std::vector<CurvePoint> load_timer_curve(Store& store, std::int64_t session_id, const std::string& timer) {

@@ -10,58 +10,86 @@
 namespace shardscope::sessions {
 namespace {
 
-std::vector<double> values_after(const std::vector<CurvePoint>& curve, std::int64_t first_step) {
-  std::vector<double> out;
-  out.reserve(curve.size());
-  for (const auto& p : curve)
-    if (p.step >= first_step && std::isfinite(p.value)) out.push_back(p.value);
-  return out;
-}
-
 std::optional<double> median_of(std::vector<double> values) {
   if (values.empty()) return std::nullopt;
   return percentile(std::move(values), 0.5);
 }
 
-void summarize_steps(Store& store, std::int64_t id, const SummaryOptions& options, SessionSummary& s) {
-  SqliteDb& db = store.db();
-  Statement count(db, "SELECT COUNT(DISTINCT step), COUNT(DISTINCT CASE WHEN skipped != 0 THEN step END) "
-                      "FROM steps WHERE session_id = ?");
-  count.bind(1, id);
-  if (count.step()) {
-    s.steps = count.int64(0);
-    s.skipped_steps = count.int64(1);
-  }
-  const std::int64_t first = s.info.first_step.value_or(0) + options.warmup_steps;
-  const auto step_ms = values_after(load_curve(store, id, Metric::kStepTime), first);
-  s.timed_steps = static_cast<std::int64_t>(step_ms.size());
-  if (!step_ms.empty()) {
-    s.median_step_ms = percentile(step_ms, 0.5);
-    s.p90_step_ms = percentile(step_ms, 0.9);
-  }
-  s.samples_per_s = median_of(values_after(load_curve(store, id, Metric::kSamplesPerS), first));
-  s.tokens_per_s = median_of(values_after(load_curve(store, id, Metric::kTokensPerS), first));
-  s.tflops_per_gpu = median_of(values_after(load_curve(store, id, Metric::kTflops), first));
+// Per-step aggregates over ranks, built while the rows stream by in primary-key order.
+struct StepAggregate {
+  std::int64_t step = 0;
+  std::optional<double> max_ms, samples, tokens, loss_sum;
+  double tflops_sum = 0;
+  int tflops_n = 0, loss_n = 0;
+  bool skipped = false;
+};
 
-  const auto loss = load_curve(store, id, Metric::kLoss);
-  for (const auto& p : loss) {
-    if (!std::isfinite(p.value)) continue;  // a NaN or inf loss is never "best"
-    if (!s.best_loss || p.value < *s.best_loss) {
-      s.best_loss = p.value;
-      s.best_loss_step = p.step;
-    }
-  }
-  if (!loss.empty()) {
-    s.final_loss = loss.back().value;
-    s.final_loss_step = loss.back().step;
-  }
+void add_to(std::optional<double>& sum, const std::optional<double>& v) {
+  if (v) sum = sum.value_or(0) + *v;
 }
 
-void summarize_memory(SqliteDb& db, std::int64_t id, SessionSummary& s) {
-  Statement m(db, "SELECT rank, MAX(coalesce(mem_peak, mem_allocated)), MAX(mem_reserved) FROM steps "
-                  "WHERE session_id = ? GROUP BY rank ORDER BY rank");
-  m.bind(1, id);
-  while (m.step()) s.memory.push_back({static_cast<int>(m.int64(0)), m.optional_int64(1), m.optional_int64(2)});
+void finish_step(const StepAggregate& a, std::int64_t first_timed, SessionSummary& s,
+                 std::vector<double> (&series)[4]) {
+  ++s.steps;
+  if (a.skipped) ++s.skipped_steps;
+  if (a.loss_n > 0) {
+    const double loss = *a.loss_sum / a.loss_n;
+    s.final_loss = loss;
+    s.final_loss_step = a.step;
+    if (std::isfinite(loss) && (!s.best_loss || loss < *s.best_loss)) {  // NaN/inf is never "best"
+      s.best_loss = loss;
+      s.best_loss_step = a.step;
+    }
+  }
+  if (a.step < first_timed) return;
+  if (a.max_ms) series[0].push_back(*a.max_ms);
+  if (a.samples) series[1].push_back(*a.samples);
+  if (a.tokens) series[2].push_back(*a.tokens);
+  if (a.tflops_n > 0) series[3].push_back(a.tflops_sum / a.tflops_n);
+}
+
+// One range scan of the session's rows (the (session_id, step, rank) key) yields every step and
+// memory statistic; a query per statistic would read the 800k rows of a 100k x 8 run each time.
+void summarize_steps(Store& store, std::int64_t id, const SummaryOptions& options, SessionSummary& s) {
+  Statement rows(store.db(), "SELECT step, rank, step_time_ms, samples_per_s, tokens_per_s, tflops, loss, skipped, "
+                             "coalesce(mem_peak, mem_allocated), mem_reserved FROM steps WHERE session_id = ? "
+                             "ORDER BY step, rank");
+  rows.bind(1, id);
+  const std::int64_t first_timed = s.info.first_step.value_or(0) + options.warmup_steps;
+  std::vector<double> series[4];  // step ms, samples/s, tokens/s, TFLOP/s
+  std::vector<RankMemory> memory;
+  std::optional<StepAggregate> current;
+  while (rows.step()) {
+    const std::int64_t step = rows.int64(0);
+    if (!current || current->step != step) {
+      if (current) finish_step(*current, first_timed, s, series);
+      current = StepAggregate{};
+      current->step = step;
+    }
+    if (auto ms = rows.optional_real(2)) current->max_ms = std::max(current->max_ms.value_or(*ms), *ms);
+    add_to(current->samples, rows.optional_real(3));
+    add_to(current->tokens, rows.optional_real(4));
+    if (auto t = rows.optional_real(5)) current->tflops_sum += *t, ++current->tflops_n;
+    if (auto l = rows.optional_real(6)) add_to(current->loss_sum, l), ++current->loss_n;
+    current->skipped = current->skipped || rows.int64(7) != 0;
+    const auto rank = static_cast<std::size_t>(std::max<std::int64_t>(0, rows.int64(1)));
+    if (rank >= memory.size()) memory.resize(rank + 1);
+    auto& m = memory[rank];
+    m.rank = static_cast<int>(rank);
+    if (auto peak = rows.optional_int64(8)) m.peak_bytes = std::max(m.peak_bytes.value_or(*peak), *peak);
+    if (auto reserved = rows.optional_int64(9)) m.reserved_bytes = std::max(m.reserved_bytes.value_or(*reserved), *reserved);
+  }
+  if (current) finish_step(*current, first_timed, s, series);
+  for (auto& m : memory)
+    if (m.peak_bytes || m.reserved_bytes) s.memory.push_back(m);
+  s.timed_steps = static_cast<std::int64_t>(series[0].size());
+  if (!series[0].empty()) {
+    s.median_step_ms = percentile(series[0], 0.5);
+    s.p90_step_ms = percentile(series[0], 0.9);
+  }
+  s.samples_per_s = median_of(std::move(series[1]));
+  s.tokens_per_s = median_of(std::move(series[2]));
+  s.tflops_per_gpu = median_of(std::move(series[3]));
 }
 
 void summarize_comms(SqliteDb& db, std::int64_t id, SessionSummary& s) {
@@ -81,17 +109,30 @@ void summarize_comms(SqliteDb& db, std::int64_t id, SessionSummary& s) {
     s.comm_ops.push_back({ops.text(0), ops.int64(1), ops.int64(2), ops.real(3) / 1e6, ops.real(4), ops.real(5)});
 }
 
-void summarize_timers(Store& store, std::int64_t id, SessionSummary& s) {
-  for (const auto& name : load_timer_names(store, id)) {
-    std::vector<double> ms;
+// One scan of the timers key (session_id, name_id, step, rank): per name, per step the slowest rank.
+void summarize_timers(SqliteDb& db, std::int64_t id, SessionSummary& s) {
+  Statement rows(db, "SELECT n.text, t.step_max FROM (SELECT name_id, step, MAX(ms) AS step_max FROM timers "
+                     "WHERE session_id = ? GROUP BY name_id, step) t JOIN names n ON n.id = t.name_id");
+  rows.bind(1, id);
+  std::string name;
+  std::vector<double> ms;
+  auto flush = [&] {
+    if (ms.empty()) return;
     double total = 0;
-    for (const auto& p : load_timer_curve(store, id, name)) {
-      ms.push_back(p.value);
-      total += p.value;
-    }
-    if (ms.empty()) continue;
+    for (double v : ms) total += v;
     s.timers.push_back({name, percentile(ms, 0.5), percentile(ms, 0.9), total / 1e3});
+    ms.clear();
+  };
+  while (rows.step()) {
+    std::string current = rows.text(0);
+    if (current != name) {
+      flush();
+      name = std::move(current);
+    }
+    ms.push_back(rows.real(1));
   }
+  flush();
+  std::sort(s.timers.begin(), s.timers.end(), [](const TimerStat& a, const TimerStat& b) { return a.name < b.name; });
 }
 
 std::int64_t count_rows(SqliteDb& db, const char* sql, std::int64_t id) {
@@ -122,9 +163,8 @@ SessionSummary summarize_session(Store& store, std::int64_t session_id, const Su
   if (s.tflops_per_gpu && detail.peak_tflops_per_gpu && *detail.peak_tflops_per_gpu > 0)
     s.mfu = *s.tflops_per_gpu / *detail.peak_tflops_per_gpu;
   SqliteDb& db = store.db();
-  summarize_memory(db, session_id, s);
   summarize_comms(db, session_id, s);
-  summarize_timers(store, session_id, s);
+  summarize_timers(db, session_id, s);
   s.activity_records = count_rows(db, "SELECT COUNT(*) FROM activities WHERE session_id = ?", session_id);
   s.nvtx_ranges = count_rows(db, "SELECT COUNT(*) FROM nvtx_ranges WHERE session_id = ?", session_id);
   s.warning_logs = count_rows(db, "SELECT COUNT(*) FROM logs WHERE session_id = ? AND level = 2", session_id);

@@ -91,9 +91,11 @@ std::string require_db(const ParsedArgs& parsed, const std::string& action) {
   return *db;
 }
 
-Store open_store(const std::string& path) {
+// Readers rely on the header check and on SQLite reporting damaged pages as they are read;
+// delete first reads every page (quick_check), so it never writes into a damaged file.
+Store open_store(const std::string& path, bool verify = false) {
   StoreOpenOptions options;
-  options.verify_integrity = true;  // a damaged file is reported up front, never half-read
+  options.verify_integrity = verify;
   return Store::open(path, options);
 }
 
@@ -336,7 +338,7 @@ int delete_action(const CommandArgs& args) {
   parser.positional("SESSION", "sessions to delete", 1, -1).flag("yes", "do not ask");
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) return std::cout << parser.help_text(), kExitOk;
-  Store store = open_store(require_db(parsed, "delete"));
+  Store store = open_store(require_db(parsed, "delete"), true);
   const auto ids = resolve(store, parsed.positionals);
   if (!parsed.has("yes")) {
     if (!::isatty(STDIN_FILENO))

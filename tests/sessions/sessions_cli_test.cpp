@@ -1,6 +1,7 @@
 // `shardscope sessions ...` run as a user would: tables, --json, export, delete, and exit code 2
 // with a clear message for every kind of bad file given to every subcommand.
 #include <filesystem>
+#include <future>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -135,17 +136,29 @@ TEST_F(SessionsCli, BadFilesGiveAClearErrorAndExitCode2Everywhere) {
   const std::vector<std::vector<std::string>> commands{
       {"sessions", "list"}, {"sessions", "show", "1"}, {"sessions", "compare", "1", "2"},
       {"sessions", "export", "1", "--json", "-"}, {"sessions", "delete", "1", "--yes"}};
-  for (const auto& [file, phrase] : files) {
-    const auto before = testing::read_bytes(file);
+  std::vector<std::string> before;
+  for (const auto& f : files) before.push_back(testing::read_bytes(f.first));
+  // 25 runs of the binary; started together because each start loads LibTorch (~1 s).
+  struct Job {
+    std::string file, phrase;
+    std::vector<std::string> args;
+    std::future<shardscope::testing::ProcessResult> result;
+  };
+  std::vector<Job> jobs;
+  for (const auto& [file, phrase] : files)
     for (auto args : commands) {
       args.insert(args.end(), {"--db", file});
-      const auto result = run_cli(args);
-      EXPECT_EQ(result.exit_code, 2) << args[1] << " " << file << ": " << result.err;
-      EXPECT_NE(result.err.find(phrase), std::string::npos) << args[1] << " " << file << ": " << result.err;
-      EXPECT_NE(result.err.find(file), std::string::npos) << "the message names the file: " << result.err;
+      jobs.push_back({file, phrase, args, std::async(std::launch::async, [args] { return run_cli(args); })});
     }
-    EXPECT_EQ(testing::read_bytes(file), before) << file << " was modified";
+  for (auto& job : jobs) {
+    const auto result = job.result.get();
+    const std::string what = job.args[1] + " " + job.file + ": " + result.err;
+    EXPECT_EQ(result.exit_code, 2) << what;
+    EXPECT_NE(result.err.find(job.phrase), std::string::npos) << what;
+    EXPECT_NE(result.err.find(job.file), std::string::npos) << "the message names the file: " << what;
   }
+  for (std::size_t i = 0; i < files.size(); ++i)
+    EXPECT_EQ(testing::read_bytes(files[i].first), before[i]) << files[i].first << " was modified";
   for (const auto& f : {text, foreign, truncated, corrupted}) testing::remove_store(f);
 }
 
