@@ -32,10 +32,10 @@ if ((${#missing[@]})); then
     fail "apt-get install failed for: ${missing[*]} (see /tmp/shardscope-apt.log)"
 fi
 
+# The wheel's dist-info names its version: checking it costs nothing, importing torch costs seconds.
 have_torch() {
-  [[ -x "$VENV/bin/python" ]] &&
-    "$VENV/bin/python" -c "import torch,sys; sys.exit(0 if torch.__version__.split('+')[0]=='$TORCH_VERSION' else 1)" \
-      >/dev/null 2>&1
+  compgen -G "$VENV/lib/python3*/site-packages/torch-$TORCH_VERSION*.dist-info" >/dev/null &&
+    compgen -G "$VENV/lib/python3*/site-packages/torch/share/cmake/Torch/TorchConfig.cmake" >/dev/null
 }
 if ! have_torch; then
   say "installing torch==$TORCH_VERSION (LibTorch) into $VENV; the first time downloads about 3 GB"

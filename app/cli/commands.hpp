@@ -16,6 +16,10 @@ struct Command {
 };
 
 int run_report_command(const CommandArgs& args);
+int run_estimate_command(const CommandArgs& args);
+int run_validate_command(const CommandArgs& args);
+int run_sessions_command(const CommandArgs& args);
+int run_train_command(const CommandArgs& args);
 
 /// Every subcommand, in the order `shardscope --help` lists them.
 const std::vector<Command>& all_commands();

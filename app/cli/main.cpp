@@ -13,6 +13,10 @@ const std::vector<Command>& all_commands() {
   static const std::vector<Command> commands = {
       {"report", "environment, versions, GPUs and kernels (the ds_report counterpart)",
        run_report_command},
+      {"estimate", "memory per GPU/CPU per ZeRO stage and offload, communication, the lowest stage that fits", run_estimate_command},
+      {"validate", "check DeepSpeed configs as DeepSpeed 0.19.7 reads them, with the effective values", run_validate_command},
+      {"sessions", "list, show, compare, export and delete recorded sessions (--db FILE)", run_sessions_command},
+      {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", run_train_command},
   };
   return commands;
 }

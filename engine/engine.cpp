@@ -1,0 +1,302 @@
+#include "engine/engine.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+
+#include <ATen/autocast_mode.h>
+
+#include "kernels/cpu_norm.hpp"
+#include "kernels/cpu_unscale.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+torch::Dtype dtype_for(configs::PrecisionMode mode) {
+  switch (mode) {
+    case configs::PrecisionMode::kFp16: return torch::kFloat16;
+    case configs::PrecisionMode::kBf16: return torch::kBFloat16;
+    case configs::PrecisionMode::kFp32: return torch::kFloat32;
+  }
+  return torch::kFloat32;
+}
+
+std::optional<torch::Dtype> autocast_dtype_for(const configs::TorchAutocastConfig& c, const torch::Device& d) {
+  if (!c.enabled) return std::nullopt;
+  if (!c.dtype) return d.is_cuda() ? torch::kFloat16 : torch::kBFloat16;  // torch.autocast's defaults
+  const std::string& t = *c.dtype;
+  if (t == "torch.bfloat16" || t == "bfloat16" || t == "bf16") return torch::kBFloat16;
+  if (t == "torch.float16" || t == "float16" || t == "fp16" || t == "torch.half") return torch::kFloat16;
+  throw std::invalid_argument("torch_autocast.dtype \"" + t + "\" is not torch.bfloat16 or torch.float16");
+}
+
+// RAII: autocast on for one forward, as `with torch.autocast(device_type, dtype)` does.
+class AutocastScope {
+ public:
+  AutocastScope(const torch::Device& device, std::optional<torch::Dtype> dtype)
+      : type_(device.type()), active_(dtype.has_value()) {
+    if (!active_) return;
+    previous_enabled_ = at::autocast::is_autocast_enabled(type_);
+    previous_dtype_ = at::autocast::get_autocast_dtype(type_);
+    at::autocast::set_autocast_enabled(type_, true);
+    at::autocast::set_autocast_dtype(type_, *dtype);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastScope() {
+    if (!active_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(type_, previous_enabled_);
+    at::autocast::set_autocast_dtype(type_, previous_dtype_);
+  }
+
+ private:
+  c10::DeviceType type_;
+  bool active_;
+  bool previous_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kFloat;
+};
+
+void synchronize_if_cuda(const torch::Device& device, bool wanted) {
+  if (wanted && device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+}  // namespace
+
+std::unique_ptr<LrSchedule> make_lr_schedule(const configs::SchedulerConfig& c, double optimizer_lr) {
+  using K = configs::SchedulerKind;
+  const WarmupType warmup_type = c.warmup_type == "linear" ? WarmupType::kLinear : WarmupType::kLog;
+  if (c.warmup_type != "linear" && c.warmup_type != "log")
+    throw std::invalid_argument("scheduler.params.warmup_type must be \"log\" or \"linear\", got \"" +
+                                c.warmup_type + "\"");
+  const auto require_total = [&]() {
+    if (!c.total_num_steps)
+      throw std::invalid_argument(c.type + " needs scheduler.params.total_num_steps");
+    return *c.total_num_steps;
+  };
+  switch (c.kind) {
+    case K::kNone: return make_constant_lr(optimizer_lr);
+    case K::kWarmupLR:
+      return make_warmup_lr({c.warmup_min_lr, c.warmup_max_lr, c.warmup_num_steps, warmup_type}, optimizer_lr);
+    case K::kWarmupDecayLR:
+      return make_warmup_decay_lr(
+          {{c.warmup_min_lr, c.warmup_max_lr, c.warmup_num_steps, warmup_type}, require_total()}, optimizer_lr);
+    case K::kWarmupCosineLR:
+      return make_warmup_cosine_lr({require_total(), c.warmup_min_ratio, c.warmup_num_steps, c.cos_min_ratio,
+                                    warmup_type},
+                                   optimizer_lr);
+    case K::kOneCycle: {
+      if (!c.cycle_min_lr || !c.cycle_max_lr)
+        throw std::invalid_argument("OneCycle needs scheduler.params.cycle_min_lr and cycle_max_lr");
+      OneCycleParams p;
+      p.cycle_min_lr = *c.cycle_min_lr;
+      p.cycle_max_lr = *c.cycle_max_lr;
+      p.decay_lr_rate = c.decay_lr_rate;
+      p.cycle_first_step_size = static_cast<double>(c.cycle_first_step_size);
+      if (c.cycle_second_step_size) p.cycle_second_step_size = static_cast<double>(*c.cycle_second_step_size);
+      p.decay_step_size = c.decay_step_size;
+      p.cycle_momentum = c.cycle_momentum;
+      p.cycle_min_mom = c.cycle_min_mom;
+      p.cycle_max_mom = c.cycle_max_mom;
+      p.decay_mom_rate = c.decay_mom_rate;
+      return make_one_cycle(p);
+    }
+    case K::kLRRangeTest:
+      return make_lr_range_test({c.lr_range_test_min_lr, static_cast<double>(c.lr_range_test_step_size),
+                                 c.lr_range_test_step_rate, c.lr_range_test_staircase});
+    case K::kTorch:
+      break;
+  }
+  throw std::invalid_argument("scheduler \"" + c.type +
+                              "\" is a torch scheduler the engine does not implement; use WarmupLR, "
+                              "WarmupDecayLR, WarmupCosineLR, OneCycle or LRRangeTest");
+}
+
+Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedConfig& config,
+               EngineOptions options)
+    : model_(std::move(model)), config_(config), options_(std::move(options)) {
+  TORCH_CHECK(model_, "Engine needs a model");
+  if (!config_.batch.resolved)
+    throw std::invalid_argument("the config's batch keys are not resolved: give train_batch_size or "
+                                "train_micro_batch_size_per_gpu (validate the config for details)");
+  model_dtype_ = dtype_for(config_.precision());
+  autocast_dtype_ = autocast_dtype_for(config_.torch_autocast, options_.device);
+  model_->to(options_.device);
+  flat_ = std::make_unique<FlatParameters>(*model_, model_dtype_, options_.device);
+  if (model_dtype_ == torch::kFloat32) {
+    master_ = flat_->params();
+    fp32_grads_ = flat_->grads();
+  } else {
+    master_ = flat_->params().to(torch::kFloat32).clone();
+    fp32_grads_ = torch::zeros_like(master_);
+  }
+  std::vector<TensorSegment> segments;
+  for (const auto& slot : flat_->slots()) segments.push_back({slot.offset, slot.numel});
+  const OptimizerSettings settings = optimizer_settings_from_config(config_.optimizer);
+  optimizer_ = std::make_unique<FlatOptimizer>(settings, master_, fp32_grads_,
+                                               model_dtype_ == torch::kFloat32 ? torch::Tensor() : flat_->params(),
+                                               std::move(segments));
+  scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
+  if (config_.precision() == configs::PrecisionMode::kFp16) {
+    const auto& f = config_.fp16;
+    scaler_ = std::make_unique<LossScaler>(
+        LossScalerOptions{f.loss_scale, f.initial_scale_power, static_cast<int>(f.loss_scale_window),
+                          f.hysteresis, f.consecutive_hysteresis, f.min_loss_scale});
+  }
+}
+
+Engine::~Engine() = default;
+
+void Engine::log(const std::string& line) const {
+  if (options_.log)
+    options_.log(line);
+  else if (options_.rank == 0)
+    std::cout << line << std::endl;
+}
+
+torch::Tensor Engine::forward(const Batch& batch) {
+  const auto start = Clock::now();
+  torch::Tensor loss;
+  {
+    AutocastScope autocast(options_.device, autocast_dtype_);
+    Batch on_device = batch.to(options_.device);
+    // Float inputs (the MLP's x) follow the weights' dtype, as DeepSpeed's fp16.auto_cast does;
+    // token ids stay int64.
+    if (on_device.inputs.is_floating_point() && !autocast_dtype_)
+      on_device.inputs = on_device.inputs.to(model_dtype_);
+    loss = model_->loss(on_device);
+  }
+  synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
+  current_times_.forward_ms += ms_since(start);
+  return loss;
+}
+
+void Engine::backward(const torch::Tensor& loss) {
+  TORCH_CHECK(loss.numel() == 1, "backward() needs a scalar loss, got shape ", loss.sizes());
+  const auto start = Clock::now();
+  torch::Tensor scaled = loss.to(torch::kFloat32);
+  const auto gas = gradient_accumulation_steps();
+  if (gas > 1) scaled = scaled / static_cast<double>(gas);  // DeepSpeed's scale_wrt_gas
+  if (scaler_) scaled = scaled * scaler_->scale();
+  scaled.backward();
+  synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
+  const double ms = ms_since(start);
+  current_times_.backward_ms += ms;
+  current_times_.backward_inner_ms += ms;  // one rank: no reduction inside backward
+}
+
+bool Engine::is_gradient_accumulation_boundary() const {
+  return (micro_steps_ + 1) % gradient_accumulation_steps() == 0;
+}
+
+Engine::NoSyncGuard::NoSyncGuard(Engine& engine) : engine_(engine) { ++engine_.no_sync_depth_; }
+Engine::NoSyncGuard::~NoSyncGuard() { --engine_.no_sync_depth_; }
+
+void Engine::zero_grad() {
+  flat_->zero_grads();
+  if (fp32_grads_.data_ptr() != flat_->grads().data_ptr()) fp32_grads_.zero_();
+}
+
+bool Engine::gradients_overflowed() {
+  const auto precision = config_.precision();
+  const bool check = precision == configs::PrecisionMode::kFp16 ||
+                     (precision == configs::PrecisionMode::kBf16 && config_.bf16.check_grad_overflow);
+  const double inv_scale = scaler_ ? 1.0 / scaler_->scale() : 1.0;
+  if (fp32_grads_.is_cpu()) {
+    float* g = fp32_grads_.data_ptr<float>();
+    const auto n = static_cast<std::size_t>(fp32_grads_.numel());
+    if (check) return kernels::cpu_unscale_and_check(g, n, static_cast<float>(inv_scale));
+    if (inv_scale != 1.0) kernels::cpu_scale(g, n, static_cast<float>(inv_scale));
+    return false;
+  }
+  torch::NoGradGuard no_grad;
+  const bool overflow = check && !torch::isfinite(fp32_grads_).all().item<bool>();
+  if (inv_scale != 1.0) fp32_grads_.mul_(inv_scale);
+  return overflow;
+}
+
+double Engine::clip_gradients() {
+  double norm = 0;
+  if (fp32_grads_.is_cpu()) {
+    norm = std::sqrt(kernels::cpu_squared_l2_norm(fp32_grads_.data_ptr<float>(),
+                                                  static_cast<std::size_t>(fp32_grads_.numel())));
+  } else {
+    norm = fp32_grads_.norm(2).item<double>();
+  }
+  const double clip = config_.gradient_clipping;
+  if (clip > 0) {
+    const double coefficient = kernels::clip_coefficient(norm, clip);
+    if (coefficient < 1.0) {
+      if (fp32_grads_.is_cpu())
+        kernels::cpu_scale(fp32_grads_.data_ptr<float>(), static_cast<std::size_t>(fp32_grads_.numel()),
+                           static_cast<float>(coefficient));
+      else
+        fp32_grads_.mul_(coefficient);
+    }
+  }
+  return norm;
+}
+
+StepOutcome Engine::step() {
+  StepOutcome outcome;
+  outcome.loss_scale = loss_scale();
+  outcome.lr = scheduler_->current_lr();
+  const bool boundary = is_gradient_accumulation_boundary();
+  ++micro_steps_;
+  if (!boundary) return outcome;
+  if (no_sync_depth_ > 0)
+    throw std::logic_error("step() at a gradient accumulation boundary inside no_sync(): DeepSpeed "
+                           "disallows it; leave the no_sync() scope before the boundary step");
+  const auto start = Clock::now();
+  outcome.boundary = true;
+  if (fp32_grads_.data_ptr() != flat_->grads().data_ptr()) {
+    torch::NoGradGuard no_grad;
+    fp32_grads_.copy_(flat_->grads());
+  }
+  const bool overflow = gradients_overflowed();
+  if (overflow) {
+    outcome.skipped = true;
+    ++skipped_steps_;
+    outcome.overflow_message = scaler_ ? scaler_->update(true, options_.rank)
+                                       : std::optional<std::string>("[deepspeed] OVERFLOW! Rank " +
+                                                                    std::to_string(options_.rank) +
+                                                                    " Skipping step.");
+    if (outcome.overflow_message) log(*outcome.overflow_message);
+  } else {
+    outcome.grad_norm = clip_gradients();
+    optimizer_->step(outcome.lr, scheduler_->current_momentum(), scheduler_->beta2());
+    scheduler_->step();
+    if (scaler_) scaler_->update(false, options_.rank);
+  }
+  zero_grad();
+  ++global_steps_;
+  global_samples_ += train_batch_size();
+  synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
+  current_times_.step_ms += ms_since(start);
+  last_times_ = current_times_;
+  current_times_ = {};
+  return outcome;
+}
+
+void Engine::restore_counters(std::int64_t global_steps, std::int64_t global_samples, std::int64_t skipped_steps) {
+  global_steps_ = global_steps;
+  global_samples_ = global_samples;
+  skipped_steps_ = skipped_steps;
+  micro_steps_ = global_steps * gradient_accumulation_steps();
+}
+
+InitializeResult initialize(std::shared_ptr<TrainableModel> model, const configs::ResolvedConfig& config,
+                            EngineOptions options) {
+  InitializeResult result;
+  result.engine = std::make_shared<Engine>(std::move(model), config, std::move(options));
+  result.optimizer = &result.engine->optimizer();
+  result.lr_scheduler = &result.engine->lr_scheduler();
+  return result;
+}
+
+}  // namespace shardscope::engine

@@ -1,0 +1,147 @@
+#pragma once
+// The training engine with DeepSpeed's contract: built from a model and a resolved config, then
+// forward (loss), backward(loss), step() per micro-batch. step() acts only at the gradient
+// accumulation boundary, where it unscales and checks for overflow, clips, runs the optimizer,
+// steps the scheduler and zeroes the gradients; backward scales the loss by 1/accumulation steps
+// (and by the fp16 loss scale) as DeepSpeed's engine does.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "configs/config_model.hpp"
+#include "engine/flat_optimizer.hpp"
+#include "engine/flat_parameters.hpp"
+#include "engine/loss_scaler.hpp"
+#include "engine/lr_schedules.hpp"
+#include "engine/models/trainable_model.hpp"
+
+namespace shardscope::engine {
+
+struct EngineOptions {
+  torch::Device device = torch::kCPU;
+  int rank = 0;
+  int world_size = 1;  ///< data-parallel ranks (the ZeRO issue adds the communicator)
+  /// Where DeepSpeed-style log lines go (progress, overflow, timers); default: stdout on rank 0.
+  std::function<void(const std::string&)> log;
+};
+
+/// What one call of step() did.
+struct StepOutcome {
+  bool boundary = false;  ///< false: a micro-step inside an accumulation window, nothing ran
+  bool skipped = false;   ///< overflow: the optimizer step was skipped
+  double lr = 0;          ///< the learning rate the step used
+  double loss_scale = 1;  ///< the scale in force during this step's backward
+  std::optional<double> grad_norm;  ///< global L2 norm before clipping (unscaled)
+  std::optional<std::string> overflow_message;
+};
+
+/// Wall-clock milliseconds of the phases of the last boundary (sums over its micro-steps),
+/// DeepSpeed's wall_clock_breakdown timers.
+struct PhaseTimes {
+  double forward_ms = 0, backward_ms = 0, backward_inner_ms = 0, backward_allreduce_ms = 0, step_ms = 0;
+};
+
+class Engine {
+ public:
+  Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedConfig& config,
+         EngineOptions options = {});
+  ~Engine();
+
+  /// Forward pass and loss of one micro-batch (under torch_autocast when the config asks).
+  torch::Tensor forward(const Batch& batch);
+  /// Backward of `loss` scaled by 1/gradient_accumulation_steps and the fp16 loss scale.
+  void backward(const torch::Tensor& loss);
+  /// Ends a micro-step; at the accumulation boundary runs the optimizer step (see file comment).
+  StepOutcome step();
+  /// True when the next step() call ends an accumulation window.
+  bool is_gradient_accumulation_boundary() const;
+
+  /// While alive, gradients accumulate without cross-rank reduction (DeepSpeed's no_sync());
+  /// stepping at a boundary inside it is an error, as in DeepSpeed.
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(Engine& engine);
+    ~NoSyncGuard();
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+   private:
+    Engine& engine_;
+  };
+  NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+
+  std::int64_t train_batch_size() const { return config_.batch.train_batch_size; }
+  std::int64_t train_micro_batch_size_per_gpu() const { return config_.batch.train_micro_batch_size_per_gpu; }
+  std::int64_t gradient_accumulation_steps() const { return config_.batch.gradient_accumulation_steps; }
+  std::int64_t global_steps() const { return global_steps_; }
+  std::int64_t global_samples() const { return global_samples_; }
+  std::int64_t micro_steps() const { return micro_steps_; }
+  std::int64_t skipped_steps() const { return skipped_steps_; }
+  double current_lr() const { return scheduler_->current_lr(); }
+  double loss_scale() const { return scaler_ ? scaler_->scale() : 1.0; }
+  const PhaseTimes& last_phase_times() const { return last_times_; }
+
+  TrainableModel& module() { return *model_; }
+  FlatOptimizer& optimizer() { return *optimizer_; }
+  const FlatOptimizer& optimizer() const { return *optimizer_; }
+  LrSchedule& lr_scheduler() { return *scheduler_; }
+  const FlatParameters& flat_parameters() const { return *flat_; }
+  const configs::ResolvedConfig& config() const { return config_; }
+  const EngineOptions& options() const { return options_; }
+  /// fp32 master weights (the model's own buffer in fp32 training).
+  const torch::Tensor& master_weights() const { return master_; }
+  torch::Dtype model_dtype() const { return model_dtype_; }
+  /// The loss scaler of fp16 training; null otherwise.
+  LossScaler* loss_scaler() { return scaler_.get(); }
+
+  /// Saves a checkpoint in DeepSpeed's layout under dir/tag (tag defaults to global_step<N>)
+  /// and points dir/latest at it; `client_state_json` comes back from load_checkpoint.
+  void save_checkpoint(const std::string& dir, std::optional<std::string> tag = std::nullopt,
+                       const std::string& client_state_json = "{}");
+  /// Loads dir/tag (tag defaults to the content of dir/latest); returns the client state.
+  std::string load_checkpoint(const std::string& dir, std::optional<std::string> tag = std::nullopt);
+
+  /// Counters restored by load_checkpoint (also used by the checkpoint code).
+  void restore_counters(std::int64_t global_steps, std::int64_t global_samples, std::int64_t skipped_steps);
+
+ private:
+  friend class NoSyncGuard;
+  void log(const std::string& line) const;
+  bool gradients_overflowed();
+  double clip_gradients();
+  void zero_grad();
+
+  std::shared_ptr<TrainableModel> model_;
+  configs::ResolvedConfig config_;
+  EngineOptions options_;
+  torch::Dtype model_dtype_ = torch::kFloat32;
+  std::optional<torch::Dtype> autocast_dtype_;
+  std::unique_ptr<FlatParameters> flat_;
+  torch::Tensor master_, fp32_grads_;
+  std::unique_ptr<FlatOptimizer> optimizer_;
+  std::unique_ptr<LrSchedule> scheduler_;
+  std::unique_ptr<LossScaler> scaler_;
+  std::int64_t micro_steps_ = 0, global_steps_ = 0, global_samples_ = 0, skipped_steps_ = 0;
+  int no_sync_depth_ = 0;
+  PhaseTimes current_times_, last_times_;
+};
+
+/// deepspeed.initialize's counterpart: the engine with its optimizer and scheduler.
+struct InitializeResult {
+  std::shared_ptr<Engine> engine;
+  FlatOptimizer* optimizer = nullptr;
+  LrSchedule* lr_scheduler = nullptr;
+};
+InitializeResult initialize(std::shared_ptr<TrainableModel> model, const configs::ResolvedConfig& config,
+                            EngineOptions options = {});
+
+/// The schedule the config's scheduler block asks for (constant lr without one); throws
+/// std::invalid_argument naming the scheduler type or parameter the engine cannot run.
+std::unique_ptr<LrSchedule> make_lr_schedule(const configs::SchedulerConfig& config, double optimizer_lr);
+
+}  // namespace shardscope::engine

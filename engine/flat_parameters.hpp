@@ -1,0 +1,51 @@
+#pragma once
+// Flat buffers: every trainable parameter of a module lives in one contiguous buffer of one dtype,
+// each parameter a view into it (swapped in with set_data, so autograd and the module keep their
+// references), and each parameter's .grad a view into a flat gradient buffer of the same layout.
+// Autograd accumulates into an existing .grad in place, so backward writes straight into the flat
+// gradient buffer and the optimizer, reductions and checkpoints see whole buffers.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace shardscope::engine {
+
+struct ParameterSlot {
+  std::string name;      ///< the module's name for it (Hugging Face names for the built-in models)
+  torch::Tensor param;   ///< the parameter itself (a view into the flat buffer)
+  std::int64_t offset = 0;
+  std::int64_t numel = 0;
+  std::vector<std::int64_t> shape;
+};
+
+class FlatParameters {
+ public:
+  /// Moves the trainable parameters of `module` (shared ones once) to `device` and `dtype` and
+  /// into one buffer whose length is padded up to a multiple of `pad_to` (the data-parallel world
+  /// size, so partitions are equal slices).
+  FlatParameters(torch::nn::Module& module, torch::Dtype dtype, torch::Device device,
+                 std::int64_t pad_to = 1);
+
+  const torch::Tensor& params() const { return params_; }
+  const torch::Tensor& grads() const { return grads_; }
+  const std::vector<ParameterSlot>& slots() const { return slots_; }
+  /// Elements that belong to parameters (the buffer may be longer by the padding).
+  std::int64_t numel() const { return numel_; }
+  std::int64_t padded_numel() const { return params_.numel(); }
+
+  /// Zeroes the gradient buffer (the .grad views stay bound to it).
+  void zero_grads();
+  /// Re-points every parameter's .grad at the flat buffer, in case user code replaced one.
+  void bind_grads();
+
+ private:
+  std::vector<ParameterSlot> slots_;
+  torch::Tensor params_;
+  torch::Tensor grads_;
+  std::int64_t numel_ = 0;
+};
+
+}  // namespace shardscope::engine

@@ -1,0 +1,186 @@
+#include "engine/training_run.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "configs/config_document.hpp"
+#include "configs/resolved_json.hpp"
+#include "engine/data/data_loader.hpp"
+#include "engine/data/sample_dataset.hpp"
+#include "engine/engine.hpp"
+#include "engine/environment.hpp"
+#include "engine/models/weight_loader.hpp"
+#include "engine/training_telemetry.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 0)
+    throw std::invalid_argument(std::string("environment variable ") + name + "='" + text +
+                                "' is not a non-negative integer");
+  return static_cast<int>(value);
+}
+
+torch::Device resolve_device(const std::string& text, int local_rank) {
+  if (text == "auto")
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, local_rank) : torch::Device(torch::kCPU);
+  if (text == "cuda" && !torch::cuda::is_available())
+    throw std::invalid_argument("--device cuda: no CUDA device is visible here (see `shardscope report`)");
+  if (text == "cuda") return torch::Device(torch::kCUDA, local_rank);
+  try {
+    return torch::Device(text);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--device '" + text + "' is not auto, cpu, cuda or cuda:N");
+  }
+}
+
+struct LoadedConfig {
+  configs::ResolvedConfig config;
+  std::string json;
+};
+
+LoadedConfig load_config(const TrainRunOptions& o, int world_size, std::ostream& err) {
+  const auto document = configs::parse_config_file(o.config_path);
+  configs::ValidateOptions validate;
+  validate.world_size = world_size;
+  validate.overrides = o.overrides;
+  const auto result = configs::validate(document, validate);
+  std::string errors;
+  for (const auto& d : result.diagnostics) {
+    const std::string text = configs::format_diagnostic_text(o.config_path, d);
+    if (d.severity == configs::Severity::kError)
+      errors += text;
+    else if (d.severity == configs::Severity::kWarning)
+      err << text;
+  }
+  if (!errors.empty() || !result.config)
+    throw TrainConfigError("the config has errors (DeepSpeed would refuse it too):\n" + errors);
+  return {*result.config, configs::resolved_config_json(result.resolved)};
+}
+
+std::shared_ptr<const SampleDataset> make_dataset(const TrainRunOptions& o) {
+  if (o.model.kind == ModelKind::kMlp) {
+    RegressionOptions r;
+    r.input_dim = o.model.mlp.input_dim;
+    r.output_dim = o.model.mlp.output_dim;
+    r.seed = o.seed;
+    return std::make_shared<RegressionDataset>(r);
+  }
+  const auto& shape = o.model.transformer.shape;
+  if (o.data == "synthetic") {
+    SyntheticTokenOptions s;
+    s.vocab = shape.vocab;
+    s.seq_len = shape.seq_len;
+    s.seed = o.seed;
+    s.successor_probability = 0.9;  // learnable structure, so the loss curve means something
+    return std::make_shared<SyntheticTokenDataset>(s);
+  }
+  TokenFileOptions t;
+  t.path = o.data;
+  t.vocab = shape.vocab;
+  t.seq_len = shape.seq_len;
+  return std::make_shared<TokenFileDataset>(t);
+}
+
+std::string data_position_json(const DataPosition& p) {
+  return nlohmann::json{{"data_epoch", p.epoch}, {"data_index", p.index}}.dump();
+}
+
+DataPosition data_position_from(const std::string& client_state, const std::string& where) {
+  const auto j = nlohmann::json::parse(client_state, nullptr, false);
+  if (j.is_discarded() || !j.contains("data_epoch") || !j.contains("data_index"))
+    throw std::runtime_error("checkpoint " + where + " has no data position in its client state; it was not "
+                             "written by `shardscope train`");
+  return {j.at("data_epoch").get<std::int64_t>(), j.at("data_index").get<std::int64_t>()};
+}
+
+}  // namespace
+
+double training_flops_per_sample(const ModelSpec& spec, double parameters) {
+  if (spec.kind == ModelKind::kMlp) return 6.0 * parameters;
+  const auto& s = spec.transformer.shape;
+  const double tokens = static_cast<double>(s.seq_len);
+  const double attention = 12.0 * static_cast<double>(s.layers) * static_cast<double>(s.hidden) * tokens;
+  return (6.0 * parameters + attention) * tokens;
+}
+
+TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.steps <= 0) throw std::invalid_argument("--steps must be a positive number of optimizer steps");
+  const int rank = env_int("RANK", 0), local_rank = env_int("LOCAL_RANK", 0), world = env_int("WORLD_SIZE", 1);
+  if (world != 1)
+    throw std::invalid_argument("WORLD_SIZE=" + std::to_string(world) +
+                                ": this build trains one rank per run (the ZeRO communicator is not in it)");
+  const LoadedConfig loaded = load_config(o, world, err);
+  const auto& config = loaded.config;
+  const torch::Device device = resolve_device(o.device, local_rank);
+
+  torch::manual_seed(o.seed);
+  auto model = build_model(o.model);
+  if (o.weights_path) {
+    const auto report = load_safetensors_weights(*model, *o.weights_path);
+    for (const auto& warning : report.warnings) err << "warning: " << warning << "\n";
+  }
+  DataLoaderOptions loader_options;
+  loader_options.micro_batch_size = config.batch.train_micro_batch_size_per_gpu;
+  loader_options.rank = rank;
+  loader_options.world_size = world;
+  loader_options.seed = o.seed;
+  loader_options.drop_last = config.dataloader_drop_last;
+  ShardedDataLoader loader(make_dataset(o), loader_options);
+
+  EngineOptions engine_options;
+  engine_options.device = device;
+  engine_options.rank = rank;
+  engine_options.world_size = world;
+  TrainingTelemetry telemetry(o, config, loaded.json, rank, out, err);
+  engine_options.log = [&telemetry](const std::string& line) { telemetry.log_line(line); };
+  Engine engine(model, config, engine_options);
+  if (o.load_dir) loader.set_position(data_position_from(engine.load_checkpoint(*o.load_dir), *o.load_dir));
+  telemetry.start(engine, training_flops_per_sample(o.model, static_cast<double>(engine.flat_parameters().numel())));
+
+  TrainRunResult result;
+  const auto started = std::chrono::steady_clock::now();
+  while (engine.global_steps() < o.steps) {
+    telemetry.begin_step();
+    double loss_sum = 0;
+    std::int64_t tokens = 0;
+    StepOutcome outcome;
+    do {
+      const Batch batch = loader.next();
+      tokens += batch.num_tokens();
+      torch::Tensor loss = engine.forward(batch);
+      loss_sum += loss.item<double>();
+      engine.backward(loss);
+      outcome = engine.step();
+    } while (!outcome.boundary);
+    const double loss = loss_sum / static_cast<double>(engine.gradient_accumulation_steps());
+    telemetry.end_step(engine, outcome, loss, tokens);
+    result.final_loss = loss;
+    ++result.steps_done;
+    const bool last = engine.global_steps() >= o.steps;
+    if (o.save_dir && ((o.save_every > 0 && engine.global_steps() % o.save_every == 0) || last))
+      engine.save_checkpoint(*o.save_dir, std::nullopt, data_position_json(loader.position()));
+  }
+  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.global_steps = engine.global_steps();
+  result.skipped_steps = engine.skipped_steps();
+  result.tokens_per_second = telemetry.tokens_per_second();
+  result.session_uid = telemetry.finish(engine, result.wall_seconds);
+  return result;
+}
+
+}  // namespace shardscope::engine

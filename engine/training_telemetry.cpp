@@ -1,0 +1,230 @@
+#include "engine/training_telemetry.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#ifdef SHARDSCOPE_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+#include "engine/environment.hpp"
+#include "sessions/event_sink.hpp"
+#include "sessions/events.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// DeepSpeed prints lists: lr=[0.001], mom=[(0.9, 0.999)].
+std::string progress_line(int rank, const Engine& e, const StepOutcome& o, double loss) {
+  const auto& s = e.optimizer().settings();
+  std::ostringstream line;
+  // DeepSpeed prints the optimizer's lr after the scheduler stepped: the next step's lr.
+  (void)o;
+  line << "[Rank " << rank << "] step=" << e.global_steps() << ", skipped=" << e.skipped_steps()
+       << ", lr=[" << e.current_lr() << "], mom=[(" << s.beta1 << ", " << s.beta2 << ")], loss=" << std::setprecision(6)
+       << loss;
+  return line.str();
+}
+
+std::string format_eta(double seconds) {
+  const auto s = static_cast<long long>(std::max(0.0, seconds));
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%02lld:%02lld:%02lld", s / 3600, (s / 60) % 60, s % 60);
+  return buffer;
+}
+
+}  // namespace
+
+MemorySample sample_memory(const Engine& engine) {
+  MemorySample m;
+#ifdef SHARDSCOPE_TORCH_HAS_CUDA
+  if (engine.options().device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(engine.options().device.index());
+    const auto all = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    m.allocated = stats.allocated_bytes[all].current;
+    m.reserved = stats.reserved_bytes[all].current;
+    m.peak = stats.allocated_bytes[all].peak;
+    return m;
+  }
+#endif
+  const auto bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<std::int64_t>(t.element_size()) : 0; };
+  const auto& flat = engine.flat_parameters();
+  m.allocated = bytes(flat.params()) + bytes(flat.grads()) + engine.optimizer().state_bytes();
+  if (engine.model_dtype() != torch::kFloat32) m.allocated += 2 * bytes(engine.master_weights());  // master + fp32 grads
+  m.reserved = m.allocated;
+  m.peak = m.allocated;
+  return m;
+}
+
+TrainingTelemetry::TrainingTelemetry(const TrainRunOptions& options, const configs::ResolvedConfig& config,
+                                     std::string config_json, int rank, std::ostream& out, std::ostream& err)
+    : options_(options), config_(config), config_json_(std::move(config_json)), rank_(rank), out_(out), err_(err) {
+  if (options_.session_db && options_.collector)
+    throw std::invalid_argument("give --session or --collector, not both");
+  if (options_.collector) {
+    const auto [host, port] = sessions::parse_host_port(*options_.collector);
+    const char* uid = std::getenv("SHARDSCOPE_SESSION_UID");
+    if (!uid || !*uid)
+      throw std::invalid_argument("--collector needs SHARDSCOPE_SESSION_UID (set by `shardscope launch`)");
+    session_uid_ = uid;
+    sessions::TcpSinkOptions tcp;
+    tcp.host = host;
+    tcp.port = port;
+    tcp.session_uid = session_uid_;
+    tcp.rank = rank_;
+    sink_ = std::make_shared<sessions::TcpEventSink>(tcp);  // fails fast when nobody listens
+  } else if (options_.session_db) {
+    session_uid_ = sessions::new_session_uid();
+    sink_ = std::make_shared<sessions::FileEventSink>(sessions::FileSinkOptions{*options_.session_db, session_uid_});
+    owns_run_ = true;
+  }
+}
+
+TrainingTelemetry::~TrainingTelemetry() {
+  if (!sink_ || finished_) return;
+  // Unwinding from an error: say so in the session, so it does not look like a run still going.
+  try {
+    if (owns_run_) sink_->send(sessions::RunEnd{"failed", unix_now(), 0, {{rank_, 1}}});
+    sink_->close();
+  } catch (...) {
+  }
+}
+
+void TrainingTelemetry::log_line(const std::string& line) {
+  if (rank_ == 0) out_ << line << std::endl;
+  if (!sink_) return;
+  const bool overflow = line.find("OVERFLOW!") != std::string::npos;
+  sink_->send(sessions::LogLine{rank_, unix_now(), overflow ? sessions::LogLevel::kWarning : sessions::LogLevel::kInfo,
+                                line});
+}
+
+void TrainingTelemetry::start(const Engine& engine, double flops_per_sample) {
+  flops_per_sample_ = flops_per_sample;
+  run_start_ = std::chrono::steady_clock::now();
+  first_step_ = engine.global_steps();
+  if (!sink_ || !owns_run_) return;
+  sessions::RunStart start;
+  start.name = options_.session_name.empty() ? std::filesystem::path(options_.config_path).stem().string()
+                                             : options_.session_name;
+  start.started_at = unix_now();
+  start.command_line = options_.command_line;
+  start.config_json = config_json_;
+  start.config_hash = sessions::compute_config_hash(config_json_);
+  start.environment = collect_environment_report();
+  start.world_size = 1;
+  start.ranks.push_back({rank_, 0, host_name(), static_cast<std::int64_t>(::getpid()),
+                         engine.options().device.str()});
+  sink_->send(start);
+}
+
+void TrainingTelemetry::begin_step() { step_start_ = std::chrono::steady_clock::now(); }
+
+void TrainingTelemetry::end_step(const Engine& engine, const StepOutcome& outcome, double loss,
+                                 std::int64_t tokens) {
+  const double step_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - step_start_).count();
+  if (step_ms > 0) tokens_per_second_.push_back(static_cast<double>(tokens) / (step_ms / 1000.0));
+  send_step(engine, outcome, loss, step_ms, tokens);
+  print_progress(engine, outcome, loss, step_ms);
+}
+
+void TrainingTelemetry::send_step(const Engine& engine, const StepOutcome& outcome, double loss, double step_ms,
+                                  std::int64_t tokens) {
+  if (!sink_) return;
+  const double seconds = step_ms / 1000.0;
+  const double samples = static_cast<double>(engine.train_batch_size()) / engine.options().world_size;
+  const MemorySample memory = sample_memory(engine);
+  sessions::StepMetrics m;
+  m.rank = rank_;
+  m.step = engine.global_steps();
+  m.wall_time = unix_now();
+  m.step_time_ms = step_ms;
+  m.loss = loss;
+  m.lr = outcome.lr;
+  if (engine.model_dtype() == torch::kFloat16) m.loss_scale = outcome.loss_scale;
+  m.grad_norm = outcome.grad_norm;
+  m.skipped = outcome.skipped;
+  if (seconds > 0) {
+    m.samples_per_s = samples / seconds;
+    m.tokens_per_s = static_cast<double>(tokens) / seconds;
+    m.tflops = flops_per_sample_ * samples / seconds / 1e12;
+  }
+  m.mem_allocated_bytes = memory.allocated;
+  m.mem_reserved_bytes = memory.reserved;
+  m.mem_peak_bytes = memory.peak;
+  sink_->send(m);
+  if (config_.wall_clock_breakdown) {
+    const auto& t = engine.last_phase_times();
+    sink_->send(sessions::TimerBreakdown{rank_, engine.global_steps(),
+                                         {{"forward", t.forward_ms}, {"backward", t.backward_ms},
+                                          {"backward_inner", t.backward_inner_ms},
+                                          {"backward_allreduce", t.backward_allreduce_ms}, {"step", t.step_ms}}});
+  }
+}
+
+void TrainingTelemetry::print_progress(const Engine& engine, const StepOutcome& outcome, double loss,
+                                       double step_ms) {
+  const auto every = config_.steps_per_print;
+  if (every && *every > 0 && engine.global_steps() % *every == 0) {
+    if (options_.progress_bar) err_ << "\r\033[K";
+    log_line(progress_line(rank_, engine, outcome, loss));
+    if (config_.wall_clock_breakdown) {
+      const auto& t = engine.last_phase_times();
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "[Rank %d] time (ms) | fwd: %.2f | bwd: %.2f | bwd_inner: %.2f | bwd_allreduce: %.2f | step: %.2f",
+                    rank_, t.forward_ms, t.backward_ms, t.backward_inner_ms, t.backward_allreduce_ms, t.step_ms);
+      log_line(line);
+    }
+  }
+  if (!options_.progress_bar || rank_ != 0) return;
+  const double done = static_cast<double>(engine.global_steps());
+  const double total = static_cast<double>(options_.steps);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+  const double rate = (done - static_cast<double>(first_step_)) / std::max(elapsed, 1e-9);
+  const int width = 30, filled = static_cast<int>(width * done / total);
+  char line[256];
+  std::snprintf(line, sizeof line, "\r\033[K[%s%s] %lld/%lld loss %.4f lr %.2e %.1f ms/step ETA %s",
+                std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                std::string(static_cast<std::size_t>(width - filled), '.').c_str(),
+                static_cast<long long>(done), static_cast<long long>(total), loss, outcome.lr, step_ms,
+                format_eta((total - done) / std::max(rate, 1e-9)).c_str());
+  err_ << line << std::flush;
+}
+
+double TrainingTelemetry::tokens_per_second() const {
+  if (tokens_per_second_.empty()) return 0;
+  std::vector<double> sorted = tokens_per_second_;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[sorted.size() / 2];
+}
+
+std::string TrainingTelemetry::finish(const Engine& engine, double wall_seconds) {
+  if (options_.progress_bar && rank_ == 0) err_ << "\n";
+  finished_ = true;
+  if (!sink_) return "";
+  if (owns_run_) sink_->send(sessions::RunEnd{"completed", unix_now(), wall_seconds, {{rank_, 0}}});
+  sink_->close();
+  (void)engine;
+  return session_uid_;
+}
+
+}  // namespace shardscope::engine
