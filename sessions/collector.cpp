@@ -253,6 +253,7 @@ void Collector::Impl::io_loop() {
   std::vector<pollfd> fds;
   std::vector<Connection*> owners;
   bool was_paused = false;
+  bool backlog_taken = false;
   while (true) {
     bool paused;
     {
@@ -262,6 +263,12 @@ void Collector::Impl::io_loop() {
     }
     was_paused = paused;
     const bool draining = stopping.load();
+    if (draining && !backlog_taken) {
+      // Ranks whose connect() completed before stop() wait in the listen backlog; their events
+      // count as arrived, so take them in before draining.
+      accept_all();
+      backlog_taken = true;
+    }
     if (draining && connections.empty()) break;
     fds.assign(1, pollfd{wake_read, POLLIN, 0});
     owners.assign(1, nullptr);

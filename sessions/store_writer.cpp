@@ -8,6 +8,14 @@
 #include "sessions/store.hpp"
 
 namespace shardscope::sessions {
+namespace {
+
+// A zero time in RunStart/RunEnd means "not given" (the struct default); store NULL, not 1970.
+std::optional<double> known_time(double unix_seconds) {
+  return unix_seconds > 0 ? std::optional<double>(unix_seconds) : std::nullopt;
+}
+
+}  // namespace
 
 struct StoreWriter::Impl {
   explicit Impl(SqliteDb& d)
@@ -85,7 +93,7 @@ std::int64_t StoreWriter::Impl::name_id(const std::string& text) {
 void StoreWriter::Impl::write_run_start(std::int64_t session, const RunStart& e) {
   const std::string hash =
       e.config_hash.empty() && !e.config_json.empty() ? compute_config_hash(e.config_json) : e.config_hash;
-  run_start.bind(1, session).bind(2, e.name).bind(3, e.started_at)
+  run_start.bind(1, session).bind(2, e.name).bind(3, known_time(e.started_at))
       .bind(4, nlohmann::json(e.command_line).dump()).bind(5, e.config_json).bind(6, hash)
       .bind(7, report_to_json(e.environment).dump()).bind(8, e.world_size)
       .bind(9, e.environment.versions.shardscope).bind(10, e.environment.versions.git_hash)
@@ -126,7 +134,7 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
     log.bind(1, session).bind(2, e->rank).bind(3, e->time).bind(4, static_cast<int>(e->level))
         .bind(5, e->text).run();
   } else if (const auto* e = std::get_if<RunEnd>(&event)) {
-    run_end.bind(1, session).bind(2, e->status).bind(3, e->ended_at).bind(4, e->wall_time_s).run();
+    run_end.bind(1, session).bind(2, e->status).bind(3, known_time(e->ended_at)).bind(4, e->wall_time_s).run();
     for (const auto& x : e->exit_codes) rank_exit.bind(1, session).bind(2, x.rank).bind(3, x.exit_code).run();
   }
 }

@@ -149,7 +149,7 @@ int list_action(const CommandArgs& args) {
   Table table{{"id", "name", "status", "started", "steps", "ranks", "hosts", "version", "config", "uid"}};
   for (const auto& s : sessions)
     table.push_back({std::to_string(s.id), s.name.empty() ? "-" : s.name, s.status, time_text(s.started_at),
-                     s.last_step ? std::to_string(*s.last_step) : "-", std::to_string(s.world_size), join(s.hosts),
+                     s.last_step ? std::to_string(*s.last_step) : "-", s.world_size ? std::to_string(s.world_size) : "-", join(s.hosts),
                      s.shardscope_version.empty() ? "-" : s.shardscope_version,
                      s.config_hash.empty() ? "-" : s.config_hash.substr(0, 8), s.uid.substr(0, 12)});
   print_table(std::cout, table);
@@ -165,7 +165,8 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
             << " s\n"
             << "ranks        " << d.info.world_size << " on " << join(d.info.hosts) << "\n"
             << "version      " << (d.info.shardscope_version.empty() ? "-" : d.info.shardscope_version) << " ("
-            << (d.info.git_hash.empty() ? "-" : d.info.git_hash) << ")   config " << d.info.config_hash << "\n"
+            << (d.info.git_hash.empty() ? "-" : d.info.git_hash) << ")   config "
+            << (d.info.config_hash.empty() ? "-" : d.info.config_hash) << "\n"
             << "command      " << join(d.command_line, " ") << "\n\n";
   Table t{{"quantity", "value"}};
   t.push_back({"steps (timed)", std::to_string(s.steps) + " (" + std::to_string(s.timed_steps) + ")"});

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,6 +94,15 @@ RankResult run_rank(int rank, int port, const Options& o) {
   sink_options.session_uid = "bench";
   sink_options.rank = rank;
   TcpEventSink sink(sink_options);
+  if (rank == 0) {
+    RunStart start;
+    start.name = "collector-bench";
+    start.started_at = static_cast<double>(std::time(nullptr));
+    start.world_size = o.ranks;
+    start.environment.host = probe_host();
+    for (int r = 0; r < o.ranks; ++r) start.ranks.push_back({r, r % 8, "sim-node-" + std::to_string(r / 8), r, "cuda:" + std::to_string(r % 8)});
+    sink.send(start);
+  }
   RankResult result;
   const char* timers[] = {"forward", "backward", "allreduce", "step", "data"};
   for (std::int64_t step = 0; step < o.steps; ++step) {
