@@ -11,6 +11,7 @@
 #include <QStatusBar>
 
 #include "app/gui/environment_page.hpp"
+#include "app/gui/estimator_page.hpp"
 #include "sessions/build_info.hpp"
 
 namespace shardscope::gui {
@@ -31,6 +32,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   addPage(environment_page_, tr("Environment"),
           tr("Versions, GPUs, kernels and environment checks (shardscope report)"));
   connect(environment_page_, &EnvironmentPage::statusMessage, this,
+          [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+
+  auto* estimator_page = new EstimatorPage(this);
+  addPage(estimator_page, tr("Estimator"),
+          tr("Memory per GPU and per node for each ZeRO stage and offload choice (shardscope estimate)"));
+  connect(estimator_page, &EstimatorPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
   createMenus();
