@@ -291,8 +291,16 @@ void Engine::restore_counters(std::int64_t global_steps, std::int64_t global_sam
 }
 
 InitializeResult initialize(std::shared_ptr<TrainableModel> model, const configs::ResolvedConfig& config,
-                            EngineOptions options) {
+                            EngineOptions options, std::shared_ptr<const SampleDataset> training_data) {
   InitializeResult result;
+  if (training_data) {
+    DataLoaderOptions loader;
+    loader.micro_batch_size = config.batch.train_micro_batch_size_per_gpu;
+    loader.rank = options.rank;
+    loader.world_size = options.world_size;
+    loader.drop_last = config.dataloader_drop_last;
+    result.training_dataloader = std::make_shared<ShardedDataLoader>(std::move(training_data), loader);
+  }
   result.engine = std::make_shared<Engine>(std::move(model), config, std::move(options));
   result.optimizer = &result.engine->optimizer();
   result.lr_scheduler = &result.engine->lr_scheduler();

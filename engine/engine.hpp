@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "configs/config_model.hpp"
+#include "engine/data/data_loader.hpp"
 #include "engine/flat_optimizer.hpp"
 #include "engine/flat_parameters.hpp"
 #include "engine/loss_scaler.hpp"
@@ -131,14 +132,17 @@ class Engine {
   PhaseTimes current_times_, last_times_;
 };
 
-/// deepspeed.initialize's counterpart: the engine with its optimizer and scheduler.
+/// deepspeed.initialize's counterpart: the engine, its optimizer, the data loader (when training
+/// data is given: micro-batches of the config's size, this rank's share) and the scheduler.
 struct InitializeResult {
   std::shared_ptr<Engine> engine;
   FlatOptimizer* optimizer = nullptr;
+  std::shared_ptr<ShardedDataLoader> training_dataloader;
   LrSchedule* lr_scheduler = nullptr;
 };
 InitializeResult initialize(std::shared_ptr<TrainableModel> model, const configs::ResolvedConfig& config,
-                            EngineOptions options = {});
+                            EngineOptions options = {},
+                            std::shared_ptr<const SampleDataset> training_data = nullptr);
 
 /// The schedule the config's scheduler block asks for (constant lr without one); throws
 /// std::invalid_argument naming the scheduler type or parameter the engine cannot run.

@@ -51,6 +51,7 @@ torch::Device resolve_device(const std::string& text, int local_rank) {
 struct LoadedConfig {
   configs::ResolvedConfig config;
   std::string json;
+  bool activation_checkpointing_block = false;  ///< the user wrote an activation_checkpointing block
 };
 
 LoadedConfig load_config(const TrainRunOptions& o, int world_size, std::ostream& err) {
@@ -69,7 +70,10 @@ LoadedConfig load_config(const TrainRunOptions& o, int world_size, std::ostream&
   }
   if (!errors.empty() || !result.config)
     throw TrainConfigError("the config has errors (DeepSpeed would refuse it too):\n" + errors);
-  return {*result.config, configs::resolved_config_json(result.resolved)};
+  bool checkpointing = false;
+  for (const auto& v : result.resolved)
+    checkpointing |= v.path.rfind("activation_checkpointing.", 0) == 0 && v.source == configs::ValueSource::kUser;
+  return {*result.config, configs::resolved_config_json(result.resolved), checkpointing};
 }
 
 std::shared_ptr<const SampleDataset> make_dataset(const TrainRunOptions& o) {
@@ -130,6 +134,9 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
 
   torch::manual_seed(o.seed);
   auto model = build_model(o.model);
+  // Like a DeepSpeed model that wraps its blocks in deepspeed.checkpointing.checkpoint when the
+  // config has an activation_checkpointing block, the built-in models recompute each block then.
+  if (loaded.activation_checkpointing_block) model->set_activation_checkpointing(true);
   if (o.weights_path) {
     const auto report = load_safetensors_weights(*model, *o.weights_path);
     for (const auto& warning : report.warnings) err << "warning: " << warning << "\n";

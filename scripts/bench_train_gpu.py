@@ -49,7 +49,7 @@ def run_ours(args, workdir):
         "gradient_clipping": 1.0,
         "steps_per_print": 10,
         "optimizer": {"type": "AdamW", "params": {"lr": 3e-4, "betas": [0.9, 0.95], "weight_decay": 0.1}},
-        "bf16": {"enabled": True},
+        "bf16": {"enabled": True, "check_grad_overflow": True},
     }
     config_path = os.path.join(workdir, "ds_config.json")
     with open(config_path, "w") as f:

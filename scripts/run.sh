@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start 1: installs what is missing, builds, and starts the main job: the GUI when a display
-# is available; without one, the headless main job (the environment report until the engine's
-# demo run lands).
+# is available; without one, the headless main job: a short demo run of the engine on the CPU
+# that fills a session (build/demo-sessions.db) and prints its summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -10,5 +10,7 @@ BUILD_DIR="${SHARDSCOPE_BUILD_DIR:-build}"
 if [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" && -x "$BUILD_DIR/app/gui/shardscope-gui" ]]; then
   exec "$BUILD_DIR/app/gui/shardscope-gui"
 fi
-echo "[run] no display: running the headless main job"
-exec "$BUILD_DIR/app/cli/shardscope" report
+echo "[run] no display: a 60-step demo run of a small GPT-2 on the CPU, recorded as a session"
+exec "$BUILD_DIR/app/cli/shardscope" train --config resources/demo/ds_config.json --model gpt2 \
+  --layers 2 --hidden 128 --heads 4 --seq-len 64 --vocab 512 --steps 60 \
+  --session "$BUILD_DIR/demo-sessions.db" --name demo

@@ -89,7 +89,13 @@ int run_train_command(const CommandArgs& args) {
       throw UsageError(std::string("--set: ") + e.what());
     }
   }
-  o.model = model_spec(p);
+  try {
+    o.model = model_spec(p);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {  // an unknown --model, an unreadable --model-config
+    throw UsageError(e.what());
+  }
   o.weights_path = p.value("weights");
   o.data = p.value("data").value_or("synthetic");
   o.steps = positive(p, "steps", 0);

@@ -46,7 +46,7 @@ class GPT2(nn.Module):
         for block in self.h:
             x = block(x)
         logits = self.ln_f(x) @ self.wte.weight.t()  # tied lm_head
-        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.view(-1))
+        return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
 def train_tokens_per_second(layers, hidden, heads, vocab, seq_len, micro_batch, steps, warmup, clip=1.0):

@@ -68,7 +68,9 @@ if(SHARDSCOPE_HAS_CUDA)
   if(TARGET CUDA::nvtx3)
     set(SHARDSCOPE_HAS_NVTX ON)
   endif()
-  find_path(SHARDSCOPE_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  # The toolkit may carry nccl.h; otherwise the wheel's nvidia-nccl package beside torch does.
+  find_path(SHARDSCOPE_NCCL_INCLUDE_DIR nccl.h
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} "${Torch_DIR}/../../../../nvidia/nccl/include")
   if(SHARDSCOPE_NCCL_INCLUDE_DIR)
     set(SHARDSCOPE_HAS_NCCL ON)
   endif()

@@ -1,0 +1,97 @@
+// `shardscope train` as a user runs it: a short run into a session, a resume that stops where an
+// uninterrupted run would with the same loss, and the errors for bad configs and flags.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "tests/app/cli_process.hpp"
+
+namespace shardscope::testing {
+namespace {
+
+class TrainCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/shardscope_train_cliXXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    std::ofstream(dir_ + "/ds.json") << R"({"train_micro_batch_size_per_gpu": 8, "steps_per_print": 2,
+        "optimizer": {"type": "AdamW", "params": {"lr": 0.01}}})";
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+
+  std::vector<std::string> train_args(int steps) const {
+    return {"train", "--config", dir_ + "/ds.json", "--model", "mlp", "--steps", std::to_string(steps),
+            "--device", "cpu"};
+  }
+  static std::string last_loss(const std::string& out) {
+    static const std::regex loss(R"(final loss ([0-9.e+-]+))");
+    std::smatch m;
+    return std::regex_search(out, m, loss) ? m[1].str() : "";
+  }
+
+  std::string dir_;
+};
+
+TEST_F(TrainCli, RunsIntoASessionAndPrintsItsSummary) {
+  auto args = train_args(6);
+  args.insert(args.end(), {"--session", dir_ + "/s.db", "--name", "cli-run"});
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[Rank 0] step=2, skipped=0, lr=[0.01]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trained 6 step(s) to global step 6"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cli-run  [completed]"), std::string::npos) << r.out;  // the session summary
+  const auto list = run_cli({"sessions", "list", "--db", dir_ + "/s.db"});
+  EXPECT_NE(list.out.find("cli-run"), std::string::npos) << list.out;
+}
+
+TEST_F(TrainCli, ResumeStopsWhereAnUninterruptedRunStopsWithTheSameLoss) {
+  const auto whole = run_cli(train_args(6));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  auto first = train_args(3);
+  first.insert(first.end(), {"--save", dir_ + "/ckpt"});
+  ASSERT_EQ(run_cli(first).exit_code, 0);
+  std::ifstream latest(dir_ + "/ckpt/latest");
+  std::string tag;
+  latest >> tag;
+  EXPECT_EQ(tag, "global_step3");
+  auto rest = train_args(6);
+  rest.insert(rest.end(), {"--load", dir_ + "/ckpt"});
+  const auto resumed = run_cli(rest);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("trained 3 step(s) to global step 6"), std::string::npos) << resumed.out;
+  EXPECT_FALSE(last_loss(whole.out).empty());
+  EXPECT_EQ(last_loss(resumed.out), last_loss(whole.out));
+}
+
+TEST_F(TrainCli, ConfigErrorsAreDeepSpeedsAndExit1) {
+  std::ofstream(dir_ + "/bad.json") << R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4,
+      "gradient_accumulation_steps": 4, "optimizer": {"type": "AdamW"}})";
+  const auto r = run_cli({"train", "--config", dir_ + "/bad.json", "--model", "mlp", "--steps", "2"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("bad.json:1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("32 != 4 * 4 * 1"), std::string::npos) << r.err;
+}
+
+TEST_F(TrainCli, UsageErrorsExit2) {
+  EXPECT_EQ(run_cli({"train", "--config", dir_ + "/ds.json", "--model", "mlp"}).exit_code, 2);  // no --steps
+  const auto r = run_cli({"train", "--config", dir_ + "/ds.json", "--model", "gtp2", "--steps", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("gpt2"), std::string::npos) << r.err;  // did you mean
+  EXPECT_EQ(run_cli({"train", "--config", dir_ + "/ds.json", "--steps", "0"}).exit_code, 2);
+}
+
+TEST_F(TrainCli, UnreachableCollectorFailsFast) {
+  auto args = train_args(1);
+  args.insert(args.end(), {"--collector", "127.0.0.1:9"});
+  const auto r = run_cli(args, {"SHARDSCOPE_SESSION_UID=0123456789abcdef0123456789abcdef"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("127.0.0.1:9"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace shardscope::testing
