@@ -10,6 +10,7 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 
+#include "app/gui/config_editor_page.hpp"
 #include "app/gui/environment_page.hpp"
 #include "app/gui/estimator_page.hpp"
 #include "sessions/build_info.hpp"
@@ -38,6 +39,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   addPage(estimator_page, tr("Estimator"),
           tr("Memory per GPU and per node for each ZeRO stage and offload choice (shardscope estimate)"));
   connect(estimator_page, &EstimatorPage::statusMessage, this,
+          [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+
+  config_editor_page_ = new ConfigEditorPage(this);
+  addPage(config_editor_page_, tr("Config Editor"),
+          tr("Edit and validate a DeepSpeed config with a form and live diagnostics (shardscope validate)"));
+  connect(config_editor_page_, &ConfigEditorPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
   createMenus();
@@ -70,6 +77,8 @@ bool MainWindow::showPage(const QString& title) {
 
 void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addActions(config_editor_page_->fileActions());
+  file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
   QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -94,6 +103,10 @@ void MainWindow::restoreWindowState() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!config_editor_page_->maybeSave()) {  // unsaved config changes are never dropped silently
+    event->ignore();
+    return;
+  }
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());

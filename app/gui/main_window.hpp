@@ -9,6 +9,7 @@ class QStackedWidget;
 
 namespace shardscope::gui {
 
+class ConfigEditorPage;
 class EnvironmentPage;
 
 class MainWindow : public QMainWindow {
@@ -32,6 +33,7 @@ class MainWindow : public QMainWindow {
   QListWidget* page_list_ = nullptr;
   QStackedWidget* pages_ = nullptr;
   EnvironmentPage* environment_page_ = nullptr;
+  ConfigEditorPage* config_editor_page_ = nullptr;
 };
 
 }  // namespace shardscope::gui

@@ -1,0 +1,95 @@
+#include "app/gui/config_form.hpp"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QVBoxLayout>
+
+#include "app/gui/config_form_fields.hpp"
+
+namespace shardscope::gui {
+namespace {
+
+QString tooltip(const FormField& field) {
+  const QString key = field.path == "precision" ? "fp16.enabled / bf16.enabled" : QString::fromStdString(field.path);
+  return QString("<b>%1</b><br>%2").arg(key, QString::fromStdString(field.help));
+}
+
+}  // namespace
+
+ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  error_ = new QLabel;
+  error_->setWordWrap(true);
+  error_->setStyleSheet("color: #b00020");
+  error_->hide();
+  layout->addWidget(error_);
+  QGroupBox* group = nullptr;
+  QFormLayout* form = nullptr;
+  for (const FormField& field : config_form_fields()) {
+    if (!group || group->title() != QString::fromStdString(field.group)) {
+      group = new QGroupBox(QString::fromStdString(field.group));
+      form = new QFormLayout(group);
+      layout->addWidget(group);
+    }
+    const QString path = QString::fromStdString(field.path);
+    QWidget* widget = nullptr;
+    if (field.kind == FormFieldKind::kNumber) {
+      auto* edit = new QLineEdit;
+      edit->setPlaceholderText(tr("default"));
+      edit->setClearButtonEnabled(true);
+      connect(edit, &QLineEdit::textEdited, this, [this, edit, path](const QString& text) {
+        const auto json = number_field_json(text.toStdString());
+        edit->setStyleSheet(json ? QString() : QString("background: #ffe0e0"));
+        if (json && !updating_) emit fieldEdited(path, QString::fromStdString(*json));
+      });
+      widget = edit;
+    } else {
+      auto* combo = new QComboBox;
+      if (field.kind != FormFieldKind::kPrecision) combo->addItem(QString());  // unset: DeepSpeed's default
+      if (field.kind == FormFieldKind::kTriBool) combo->addItems({"true", "false"});
+      for (const auto& choice : field.choices) combo->addItem(QString::fromStdString(choice));
+      combo->setEditable(field.kind == FormFieldKind::kChoice);
+      connect(combo, &QComboBox::currentTextChanged, this, [this, path, kind = field.kind](const QString& text) {
+        if (updating_) return;
+        const std::string json = kind == FormFieldKind::kTriBool ? text.toStdString()
+                                                                  : choice_field_json(text.toStdString());
+        emit fieldEdited(path, QString::fromStdString(json));
+      });
+      widget = combo;
+    }
+    widget->setToolTip(tooltip(field));
+    widget->setObjectName(path);
+    widgets_.insert(path, widget);
+    form->addRow(QString::fromStdString(field.label), widget);
+  }
+  layout->addStretch(1);
+}
+
+void ConfigForm::setValues(const std::map<std::string, std::string>& values) {
+  updating_ = true;
+  for (const auto& [path, json] : values) {
+    QWidget* widget = widgets_.value(QString::fromStdString(path));
+    const QString text = QString::fromStdString(field_display_text(json));
+    if (auto* edit = qobject_cast<QLineEdit*>(widget)) {
+      // Leave a field being typed in alone when it already means the same value ("1e-4" vs "0.0001").
+      const auto typed = number_field_json(edit->text().toStdString());
+      const bool same = typed && json_values_equal(*typed, json);
+      if (!same) edit->setText(text);
+      edit->setStyleSheet(QString());
+    } else if (auto* combo = qobject_cast<QComboBox*>(widget)) {
+      combo->setCurrentText(text);
+    }
+  }
+  updating_ = false;
+}
+
+void ConfigForm::setParseError(const QString& error) {
+  error_->setVisible(!error.isEmpty());
+  error_->setText(tr("Fix the JSON syntax to edit with the form: %1").arg(error));
+  for (QWidget* widget : widgets_) widget->setEnabled(error.isEmpty());
+}
+
+}  // namespace shardscope::gui

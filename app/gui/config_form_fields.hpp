@@ -1,0 +1,54 @@
+#pragma once
+// The Config Editor's form without widgets: which DeepSpeed keys it edits, how to read their
+// values out of a config's text, and how to write one value back while keeping every other key
+// (and the key order) the user wrote. Values travel as compact JSON text ("3", "true", "\"cpu\"");
+// an empty string means "key absent".
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardscope::gui {
+
+enum class FormFieldKind {
+  kNumber,     ///< a JSON number or "auto"
+  kTriBool,    ///< unset, true or false
+  kChoice,     ///< a string from a list (editable: other strings allowed)
+  kPrecision,  ///< virtual: fp32 / fp16 / bf16 across the fp16.enabled and bf16.enabled keys
+};
+
+struct FormField {
+  std::string path;   ///< dotted DeepSpeed key, e.g. "zero_optimization.stage"; "precision" is virtual
+  std::string label;
+  std::string group;  ///< "Batch", "Precision", "ZeRO", "Optimizer", "Scheduler", "Monitoring"
+  FormFieldKind kind = FormFieldKind::kNumber;
+  std::vector<std::string> choices;  ///< kChoice
+  std::string help;   ///< one sentence for the tooltip, after the key
+};
+
+/// The form's fields in display order.
+const std::vector<FormField>& config_form_fields();
+
+/// Each field's current value (compact JSON, "" = absent) read from `text` (JSON with comments
+/// allowed); nullopt with `error` set when the text does not parse.
+std::optional<std::map<std::string, std::string>> read_form_values(const std::string& text, std::string* error);
+
+/// `text` with the field at `path` set to `value_json` ("" removes the key), other keys kept in
+/// their order, indented by 2. Throws std::invalid_argument when `text` or `value_json` does not parse.
+std::string apply_form_value(const std::string& text, const std::string& path, const std::string& value_json);
+
+/// The JSON a form field's text stands for: "" for empty, "auto" quoted, numbers as written;
+/// nullopt when the text is neither (the field then shows an error and writes nothing).
+std::optional<std::string> number_field_json(const std::string& text);
+
+/// The JSON a choice stands for: "" for empty, numbers ("3") as numbers, anything else as a string.
+std::string choice_field_json(const std::string& text);
+
+/// True when two compact JSON texts mean the same value (numbers compared as numbers; "" = absent).
+bool json_values_equal(const std::string& a, const std::string& b);
+
+/// How a value is shown in a field: strings without quotes, everything else as JSON text.
+std::string field_display_text(const std::string& value_json);
+
+}  // namespace shardscope::gui
