@@ -65,6 +65,13 @@ std::string number(double value) {
   return out.str();
 }
 
+/// Sizes as the CLI reads them: "80GiB" when whole GiB, else plain bytes.
+std::string size_flag(double bytes) {
+  const double gib = bytes / est::kGiB;
+  return gib == static_cast<double>(static_cast<long long>(gib)) ? std::to_string(static_cast<long long>(gib)) + "GiB"
+                                                                 : number(bytes);
+}
+
 }  // namespace
 
 est::ModelDescription describe_model(const EstimatorInputs& in) {
@@ -192,8 +199,8 @@ std::string estimator_cli_command(const EstimatorInputs& in) {
   add("gpus-per-node", std::to_string(in.gpus_per_node));
   add("nodes", std::to_string(in.nodes));
   if (!in.gpu_name.empty()) add("gpu", in.gpu_name);
-  else if (in.custom_gpu_memory_bytes > 0) add("gpu-mem", number(in.custom_gpu_memory_bytes));
-  if (in.cpu_memory_bytes > 0) add("cpu-mem", number(in.cpu_memory_bytes));
+  else if (in.custom_gpu_memory_bytes > 0) add("gpu-mem", size_flag(in.custom_gpu_memory_bytes));
+  if (in.cpu_memory_bytes > 0) add("cpu-mem", size_flag(in.cpu_memory_bytes));
   add("micro-batch", std::to_string(in.micro_batch));
   if (in.seq_len > 0) add("seq-len", std::to_string(in.seq_len));
   return cmd;

@@ -166,7 +166,15 @@ QWidget* EstimatorPage::buildModelInputs() {
   st_form->addRow(tr("config.json"), row);
   model_stack_->addWidget(st_page);
   form->addRow(model_stack_);
-  connect(model_kind_, &QComboBox::currentIndexChanged, model_stack_, &QStackedWidget::setCurrentIndex);
+  connect(model_kind_, &QComboBox::currentIndexChanged, model_stack_, [this](int index) {
+    // Only the shown page takes space: a one-line page must not keep the shape page's height.
+    for (int i = 0; i < model_stack_->count(); ++i)
+      model_stack_->widget(i)->setSizePolicy(QSizePolicy::Preferred, i == index ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+    model_stack_->setCurrentIndex(index);
+    model_stack_->adjustSize();
+  });
+  for (int i = 1; i < model_stack_->count(); ++i)
+    model_stack_->widget(i)->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
   connect(model_kind_, &QComboBox::currentIndexChanged, this, &EstimatorPage::scheduleEstimate);
   return group;
 }
@@ -214,10 +222,14 @@ QWidget* EstimatorPage::buildInputs() {
   for (auto* box : {gpu_memory_, cpu_memory_})
     connect(box, &QDoubleSpinBox::valueChanged, this, &EstimatorPage::scheduleEstimate);
   connect(gpu_, &QComboBox::currentIndexChanged, this, [this] {
-    gpu_memory_->setEnabled(gpu_->currentData().toString().isEmpty());
+    const QString name = gpu_->currentData().toString();
+    gpu_memory_->setEnabled(name.isEmpty());
+    // A catalog GPU shows its memory (greyed out); switching to custom starts from that value.
+    if (auto spec = est::find_gpu(name.toStdString()); spec && !name.isEmpty()) gpu_memory_->setValue(spec->memory_bytes / est::kGiB);
     scheduleEstimate();
   });
   gpu_memory_->setEnabled(gpu_->currentData().toString().isEmpty());
+  if (auto spec = est::find_gpu(gpu_->currentData().toString().toStdString())) gpu_memory_->setValue(spec->memory_bytes / est::kGiB);
   return panel;
 }
 
@@ -280,9 +292,10 @@ void EstimatorPage::setInputs(const EstimatorInputs& in) {
   safetensors_->setText(QString::fromStdString(in.safetensors_path));
   gpus_per_node_->setValue(in.gpus_per_node);
   nodes_->setValue(in.nodes);
+  gpu_memory_->setValue(in.custom_gpu_memory_bytes / est::kGiB);
   const int gpu_index = gpu_->findData(QString::fromStdString(in.gpu_name));
   gpu_->setCurrentIndex(std::max(0, gpu_index));
-  gpu_memory_->setValue(in.custom_gpu_memory_bytes / est::kGiB);
+  if (auto spec = est::find_gpu(in.gpu_name); spec && !in.gpu_name.empty()) gpu_memory_->setValue(spec->memory_bytes / est::kGiB);
   cpu_memory_->setValue(in.cpu_memory_bytes / est::kGiB);
   micro_batch_->setValue(static_cast<int>(in.micro_batch));
   seq_len_->setValue(static_cast<int>(in.seq_len));
