@@ -37,6 +37,10 @@ void ConfigEditorPage::buildActions() {
   save_as_ = make(tr("Save As\u2026"), QKeySequence::SaveAs, tr("Save the config under a new name"));
   undo_ = make(tr("Undo"), QKeySequence::Undo, tr("Undo the last edit, in the text or the form"));
   redo_ = make(tr("Redo"), QKeySequence::Redo, tr("Redo"));
+  // Ctrl+Y as well as the platform's Redo (Ctrl+Shift+Z on most Linux desktops).
+  QList<QKeySequence> redo_keys = QKeySequence::keyBindings(QKeySequence::Redo);
+  if (!redo_keys.contains(QKeySequence(Qt::CTRL | Qt::Key_Y))) redo_keys << QKeySequence(Qt::CTRL | Qt::Key_Y);
+  redo_->setShortcuts(redo_keys);
   connect(open_, &QAction::triggered, this, &ConfigEditorPage::openWithDialog);
   connect(save_, &QAction::triggered, this, &ConfigEditorPage::save);
   connect(save_as_, &QAction::triggered, this, &ConfigEditorPage::saveAs);

@@ -4,6 +4,7 @@
 // opens every page of the main window.
 #include <QComboBox>
 #include <QLineEdit>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -150,6 +151,8 @@ class ConfigEditorPageTest : public QObject {
     const std::string diff = line_diff("a\nb\nc\n", "a\nB\nc\nd\n");
     QCOMPARE(QString::fromStdString(diff), QString("  a\n- b\n+ B\n  c\n+ d\n"));
     QVERIFY(!other.openFile(dir.filePath("missing.json")));
+    // Recent files are remembered in QSettings, newest first.
+    QCOMPARE(QSettings().value("configEditor/recentFiles").toStringList().value(0), QFileInfo(path).absoluteFilePath());
   }
 
   void smokeMainWindowOpensEveryPage() {

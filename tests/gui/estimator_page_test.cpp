@@ -1,6 +1,8 @@
 // The Estimator page without pixels: for given inputs its table holds exactly the numbers the
 // estimator library computes (the same calls `shardscope estimate` makes), and bad inputs show a
 // message instead of rows.
+#include <algorithm>
+
 #include <QSignalSpy>
 #include <QTest>
 
@@ -115,6 +117,21 @@ class EstimatorPageTest : public QObject {
         QVERIFY(row.zero_plan.offload_param == est::OffloadDevice::kCpu);
       }
     QCOMPARE(requested, 1);
+  }
+
+  void droppedFilesLandInTheRightField() {
+    EstimatorPage page;
+    const QString source = SHARDSCOPE_SOURCE_DIR;
+    QVERIFY(page.loadFile(source + "/tests/estimator/data/hf/gpt2.json"));  // has model_type
+    QVERIFY(page.inputs().model_kind == ModelInputKind::kHfConfig);
+    QVERIFY(page.inputs().hf_config_path.find("gpt2.json") != std::string::npos);
+    QVERIFY(page.loadFile(source + "/configs/templates/zero2_bf16.json"));  // a DeepSpeed config
+    QVERIFY(page.inputs().deepspeed_config_path.find("zero2_bf16.json") != std::string::npos);
+    QVERIFY(page.inputs().model_kind == ModelInputKind::kHfConfig);
+    QVERIFY(!page.loadFile(source + "/no/such/file.json"));
+    waitForEstimate(page);
+    QVERIFY2(page.view().error.empty(), page.view().error.c_str());
+    QVERIFY(std::any_of(page.view().rows.begin(), page.view().rows.end(), [](const EstimatorRow& r) { return r.requested; }));
   }
 
   void badInputShowsMessage() {
