@@ -41,6 +41,34 @@ ConfigEditorPage::ConfigEditorPage(QWidget* parent) : QWidget(parent) {
   connect(form_, &ConfigForm::fieldEdited, this, &ConfigEditorPage::onFormEdited);
   buildActions();
 
+  QToolBar* toolbar = buildToolbar();
+  file_label_ = new QLabel;
+
+  auto* form_scroll = new QScrollArea;
+  form_scroll->setWidget(form_);
+  form_scroll->setWidgetResizable(true);
+  form_scroll->setMinimumWidth(300);
+  auto* top = new QSplitter;
+  top->addWidget(editor_);
+  top->addWidget(form_scroll);
+  top->setStretchFactor(0, 3);
+  top->setStretchFactor(1, 2);
+  auto* vertical = new QSplitter(Qt::Vertical);
+  vertical->addWidget(top);
+  vertical->addWidget(buildBottomTabs());
+  vertical->setStretchFactor(0, 3);
+  vertical->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(toolbar);
+  layout->addWidget(file_label_);
+  layout->addWidget(vertical, 1);
+  newFromTemplate("zero2_bf16");
+  editor_->document()->setModified(false);
+  updateTitle();
+}
+
+QToolBar* ConfigEditorPage::buildToolbar() {
   auto* toolbar = new QToolBar;
   toolbar->setToolButtonStyle(Qt::ToolButtonTextOnly);
   auto* new_button = new QToolButton;
@@ -66,30 +94,7 @@ ConfigEditorPage::ConfigEditorPage(QWidget* parent) : QWidget(parent) {
                              "micro-batch x gradient_accumulation_steps x world size (--world-size)"));
   connect(world_size_, &QSpinBox::valueChanged, this, &ConfigEditorPage::validateNow);
   toolbar->addWidget(world_size_);
-  file_label_ = new QLabel;
-
-  auto* form_scroll = new QScrollArea;
-  form_scroll->setWidget(form_);
-  form_scroll->setWidgetResizable(true);
-  form_scroll->setMinimumWidth(300);
-  auto* top = new QSplitter;
-  top->addWidget(editor_);
-  top->addWidget(form_scroll);
-  top->setStretchFactor(0, 3);
-  top->setStretchFactor(1, 2);
-  auto* vertical = new QSplitter(Qt::Vertical);
-  vertical->addWidget(top);
-  vertical->addWidget(buildBottomTabs());
-  vertical->setStretchFactor(0, 3);
-  vertical->setStretchFactor(1, 2);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(toolbar);
-  layout->addWidget(file_label_);
-  layout->addWidget(vertical, 1);
-  newFromTemplate("zero2_bf16");
-  editor_->document()->setModified(false);
-  updateTitle();
+  return toolbar;
 }
 
 QWidget* ConfigEditorPage::buildBottomTabs() {

@@ -16,6 +16,7 @@ class QPlainTextEdit;
 class QSpinBox;
 class QTableView;
 class QTimer;
+class QToolBar;
 
 namespace shardscope::gui {
 
@@ -61,6 +62,7 @@ class ConfigEditorPage : public QWidget {
 
  private:
   void buildActions();
+  QToolBar* buildToolbar();
   QWidget* buildBottomTabs();
   void onTextChanged();
   void onFormEdited(const QString& path, const QString& value_json);

@@ -110,6 +110,29 @@ QLineEdit* EstimatorPage::pathField(const QString& tooltip, const QString& filte
   return field;
 }
 
+QWidget* EstimatorPage::buildShapeInputs() {
+  // Transformer shape (defaults: Llama-2-7B).
+  auto* shape_page = new QWidget;
+  auto* shape_form = new QFormLayout(shape_page);
+  layout_ = new QComboBox;
+  layout_->addItems({"llama", "gpt2", "gpt_neox"});
+  layout_->setToolTip(tr("Parameter layout of the decoder family (--layout)"));
+  layers_ = spin(1, 1000, 32, tr("Decoder layers (--layers)"));
+  hidden_ = spin(1, 1 << 20, 4096, tr("Hidden size (--hidden)"));
+  heads_ = spin(1, 4096, 32, tr("Attention heads (--heads)"));
+  kv_heads_ = spin(0, 4096, 0, tr("Key/value heads, 0 = heads (--kv-heads)"));
+  ffn_ = spin(0, 1 << 22, 11008, tr("MLP inner size, 0 = 4 x hidden (--ffn)"));
+  vocab_ = spin(1, 1 << 24, 32000, tr("Vocabulary size (--vocab)"));
+  shape_form->addRow(tr("Layout"), layout_);
+  for (auto [label, box] : {std::pair{tr("Layers"), layers_}, {tr("Hidden"), hidden_}, {tr("Heads"), heads_},
+                            {tr("KV heads"), kv_heads_}, {tr("FFN"), ffn_}, {tr("Vocabulary"), vocab_}}) {
+    shape_form->addRow(label, box);
+    connect(box, &QSpinBox::valueChanged, this, &EstimatorPage::scheduleEstimate);
+  }
+  connect(layout_, &QComboBox::currentIndexChanged, this, &EstimatorPage::scheduleEstimate);
+  return shape_page;
+}
+
 QWidget* EstimatorPage::buildModelInputs() {
   auto* group = new QGroupBox(tr("Model"));
   auto* form = new QFormLayout(group);
@@ -131,26 +154,7 @@ QWidget* EstimatorPage::buildModelInputs() {
   count_form->addRow(tr("Largest layer"), largest_layer_);
   for (auto* f : {params_, largest_layer_}) connect(f, &QLineEdit::textChanged, this, &EstimatorPage::scheduleEstimate);
   model_stack_->addWidget(count_page);
-  // Transformer shape (defaults: Llama-2-7B).
-  auto* shape_page = new QWidget;
-  auto* shape_form = new QFormLayout(shape_page);
-  layout_ = new QComboBox;
-  layout_->addItems({"llama", "gpt2", "gpt_neox"});
-  layout_->setToolTip(tr("Parameter layout of the decoder family (--layout)"));
-  layers_ = spin(1, 1000, 32, tr("Decoder layers (--layers)"));
-  hidden_ = spin(1, 1 << 20, 4096, tr("Hidden size (--hidden)"));
-  heads_ = spin(1, 4096, 32, tr("Attention heads (--heads)"));
-  kv_heads_ = spin(0, 4096, 0, tr("Key/value heads, 0 = heads (--kv-heads)"));
-  ffn_ = spin(0, 1 << 22, 11008, tr("MLP inner size, 0 = 4 x hidden (--ffn)"));
-  vocab_ = spin(1, 1 << 24, 32000, tr("Vocabulary size (--vocab)"));
-  shape_form->addRow(tr("Layout"), layout_);
-  for (auto [label, box] : {std::pair{tr("Layers"), layers_}, {tr("Hidden"), hidden_}, {tr("Heads"), heads_},
-                            {tr("KV heads"), kv_heads_}, {tr("FFN"), ffn_}, {tr("Vocabulary"), vocab_}}) {
-    shape_form->addRow(label, box);
-    connect(box, &QSpinBox::valueChanged, this, &EstimatorPage::scheduleEstimate);
-  }
-  connect(layout_, &QComboBox::currentIndexChanged, this, &EstimatorPage::scheduleEstimate);
-  model_stack_->addWidget(shape_page);
+  model_stack_->addWidget(buildShapeInputs());
   // Hugging Face config.json.
   QWidget* row = nullptr;
   hf_config_ = pathField(tr("A Hugging Face config.json (--hf-config)"), tr("config.json (*.json)"), &row);

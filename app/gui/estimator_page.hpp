@@ -57,6 +57,7 @@ class EstimatorPage : public QWidget {
  private:
   QWidget* buildInputs();
   QWidget* buildModelInputs();
+  QWidget* buildShapeInputs();
   QWidget* buildResults();
   QLineEdit* pathField(const QString& tooltip, const QString& filter, QWidget** row);
   void scheduleEstimate();

@@ -102,6 +102,28 @@ class EstimatorPageTest : public QObject {
     QVERIFY(estimator_cli_command(in).find("--hf-config " + path) != std::string::npos);
   }
 
+  void shapeMatchesItsConfigJson() {
+    // Llama-2-7B typed in as a shape counts the same parameters as its config.json.
+    EstimatorInputs shape;
+    shape.model_kind = ModelInputKind::kShape;
+    shape.shape = est::default_shape(est::TransformerLayout::kLlama);
+    shape.shape.layers = 32;
+    shape.shape.hidden = 4096;
+    shape.shape.heads = 32;
+    shape.shape.ffn = 11008;
+    shape.shape.vocab = 32000;
+    shape.gpu_name = "H100-80GB";
+    EstimatorInputs config = shape;
+    config.model_kind = ModelInputKind::kHfConfig;
+    config.hf_config_path = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/estimator/data/hf/llama-2-7b.json";
+    const EstimatorView a = compute_estimator_view(shape), b = compute_estimator_view(config);
+    QVERIFY2(a.error.empty(), a.error.c_str());
+    QVERIFY2(b.error.empty(), b.error.c_str());
+    QCOMPARE(a.estimate->model.total_params, 6738415616.0);  // Llama-2-7B's published count
+    QCOMPARE(a.estimate->model.total_params, b.estimate->model.total_params);
+    QCOMPARE(a.rows.front().gpu_activations, b.rows.front().gpu_activations);
+  }
+
   void deepspeedConfigMarksRequestedPlan() {
     EstimatorInputs in;
     in.params = 7e9;
