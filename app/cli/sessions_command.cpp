@@ -336,14 +336,24 @@ int export_action(const CommandArgs& args) {
 int delete_action(const CommandArgs& args) {
   ArgParser parser = make_parser("delete", "Deletes the named sessions and all their records, nothing else.\n"
                                            "Asks for confirmation on a terminal; scripts must pass --yes.");
-  parser.positional("SESSION", "sessions to delete", 1, -1).flag("yes", "do not ask");
+  parser.positional("SESSION", "sessions to delete", 1, -1)
+      .flag("yes", "do not ask")
+      .flag("force", "also delete sessions that never recorded their end (a crashed run)");
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) return std::cout << parser.help_text(), kExitOk;
   Store store = open_store(require_db(parsed, "delete"), true);
   const auto ids = resolve(store, parsed.positionals);
+  if (!parsed.has("yes") && !::isatty(STDIN_FILENO))
+    throw UsageError("'sessions delete' asks for confirmation and stdin is not a terminal; pass --yes in scripts");
+  // A collector may still be writing a running session; deleting it would orphan its next rows.
+  for (const auto id : ids) {
+    const auto info = load_session(store, id).info;
+    if (info.status == "running" && !parsed.has("force"))
+      throw UsageError("session " + std::to_string(id) + " '" + info.name +
+                       "' is still running (no run end recorded): stop the run first, or pass --force if it "
+                       "crashed");
+  }
   if (!parsed.has("yes")) {
-    if (!::isatty(STDIN_FILENO))
-      throw UsageError("'sessions delete' asks for confirmation and stdin is not a terminal; pass --yes in scripts");
     std::cout << "delete " << ids.size() << " session(s) from " << store.path() << "? [y/N] " << std::flush;
     std::string answer;
     std::getline(std::cin, answer);

@@ -97,12 +97,17 @@ TEST_F(SessionsCli, DeleteNeedsYesInScriptsAndRemovesOnlyTheNamedSession) {
   const auto refused = run_cli({"sessions", "delete", "alpha", "--db", db_});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("--yes"), std::string::npos) << refused.err;
-  const auto done = run_cli({"sessions", "delete", "alpha", "--db", db_, "--yes"});
+  // The fixtures never ended (no RunEnd): a collector could still be writing them.
+  const auto running = run_cli({"sessions", "delete", "alpha", "--db", db_, "--yes"});
+  EXPECT_EQ(running.exit_code, 2);
+  EXPECT_NE(running.err.find("still running"), std::string::npos) << running.err;
+  EXPECT_NE(running.err.find("--force"), std::string::npos) << running.err;
+  const auto done = run_cli({"sessions", "delete", "alpha", "--db", db_, "--yes", "--force"});
   ASSERT_EQ(done.exit_code, 0) << done.err;
   const auto left = nlohmann::json::parse(run_cli({"sessions", "list", "--db", db_, "--json"}).out);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0]["name"], "beta");
-  EXPECT_EQ(run_cli({"sessions", "delete", "alpha", "--db", db_, "--yes"}).exit_code, 2);  // no longer there
+  EXPECT_EQ(run_cli({"sessions", "delete", "alpha", "--db", db_, "--yes", "--force"}).exit_code, 2);  // gone
 }
 
 // Every subcommand, given each kind of bad file, exits 2 with a message naming the problem.
