@@ -186,7 +186,7 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   result.global_steps = engine.global_steps();
   result.skipped_steps = engine.skipped_steps();
   result.tokens_per_second = telemetry.tokens_per_second();
-  result.session_uid = telemetry.finish(engine, result.wall_seconds);
+  result.session_uid = telemetry.finish(result.wall_seconds);
   return result;
 }
 

@@ -33,11 +33,10 @@ std::string host_name() {
 }
 
 // DeepSpeed prints lists: lr=[0.001], mom=[(0.9, 0.999)].
-std::string progress_line(int rank, const Engine& e, const StepOutcome& o, double loss) {
+std::string progress_line(int rank, const Engine& e, double loss) {
   const auto& s = e.optimizer().settings();
   std::ostringstream line;
   // DeepSpeed prints the optimizer's lr after the scheduler stepped: the next step's lr.
-  (void)o;
   line << "[Rank " << rank << "] step=" << e.global_steps() << ", skipped=" << e.skipped_steps()
        << ", lr=[" << e.current_lr() << "], mom=[(" << s.beta1 << ", " << s.beta2 << ")], loss=" << std::setprecision(6)
        << loss;
@@ -185,7 +184,7 @@ void TrainingTelemetry::print_progress(const Engine& engine, const StepOutcome& 
   const auto every = config_.steps_per_print;
   if (every && *every > 0 && engine.global_steps() % *every == 0) {
     if (options_.progress_bar) err_ << "\r\033[K";
-    log_line(progress_line(rank_, engine, outcome, loss));
+    log_line(progress_line(rank_, engine, loss));
     if (config_.wall_clock_breakdown) {
       const auto& t = engine.last_phase_times();
       char line[256];
@@ -217,13 +216,12 @@ double TrainingTelemetry::tokens_per_second() const {
   return sorted[sorted.size() / 2];
 }
 
-std::string TrainingTelemetry::finish(const Engine& engine, double wall_seconds) {
+std::string TrainingTelemetry::finish(double wall_seconds) {
   if (options_.progress_bar && rank_ == 0) err_ << "\n";
   finished_ = true;
   if (!sink_) return "";
   if (owns_run_) sink_->send(sessions::RunEnd{"completed", unix_now(), wall_seconds, {{rank_, 0}}});
   sink_->close();
-  (void)engine;
   return session_uid_;
 }
 

@@ -42,7 +42,7 @@ class TrainingTelemetry {
   /// Median tokens/s of this rank over the run so far.
   double tokens_per_second() const;
   /// Ends the session (RunEnd when there is no launcher); returns the session id, or "".
-  std::string finish(const Engine& engine, double wall_seconds);
+  std::string finish(double wall_seconds);
 
  private:
   void send_step(const Engine& engine, const StepOutcome& outcome, double loss, double step_ms,

@@ -1,14 +1,13 @@
 // `shardscope train` as a user runs it: a short run into a session, a resume that stops where an
 // uninterrupted run would with the same loss, and the errors for bad configs and flags.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <string>
 
 #include "tests/app/cli_process.hpp"
+#include "tests/engine/temp_dir.hpp"
 
 namespace shardscope::testing {
 namespace {
@@ -16,13 +15,11 @@ namespace {
 class TrainCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/shardscope_train_cliXXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    dir_ = temp_.file("");
+    dir_.pop_back();  // file("") ends in '/'
     std::ofstream(dir_ + "/ds.json") << R"({"train_micro_batch_size_per_gpu": 8, "steps_per_print": 2,
         "optimizer": {"type": "AdamW", "params": {"lr": 0.01}}})";
   }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
 
   std::vector<std::string> train_args(int steps) const {
     return {"train", "--config", dir_ + "/ds.json", "--model", "mlp", "--steps", std::to_string(steps),
@@ -34,6 +31,7 @@ class TrainCli : public ::testing::Test {
     return std::regex_search(out, m, loss) ? m[1].str() : "";
   }
 
+  test::TempDir temp_;  // removed with everything in it when the test ends
   std::string dir_;
 };
 

@@ -2,10 +2,9 @@
 // fp16 overflow skips exactly the overflowing steps, bf16 tracks fp32, resume is exact.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "engine/engine.hpp"
 #include "tests/engine/engine_test_support.hpp"
+#include "tests/engine/temp_dir.hpp"
 
 namespace shardscope::engine {
 namespace {
@@ -134,8 +133,7 @@ TEST(Engine, Bf16TracksFp32WithinBf16Tolerance) {
 class EngineResume : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EngineResume, ResumedRunContinuesWithTheSameLosses) {
-  const auto dir = std::filesystem::temp_directory_path() / ("shardscope_resume_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const test::TempDir dir;
   const auto config = resolved_config(config_json(GetParam() + R"(, "scheduler": {"type": "WarmupLR",
       "params": {"warmup_num_steps": 4, "warmup_max_lr": 0.01}})", 4, 2));
   Engine uninterrupted(tiny_model(ModelKind::kGpt2), config);
@@ -143,17 +141,16 @@ TEST_P(EngineResume, ResumedRunContinuesWithTheSameLosses) {
 
   Engine first(tiny_model(ModelKind::kGpt2), config);
   train(first, ModelKind::kGpt2, 0, 3);
-  first.save_checkpoint(dir.string(), std::nullopt, R"({"data_position": 3})");
-  EXPECT_TRUE(std::filesystem::exists(dir / "latest"));
-  EXPECT_TRUE(std::filesystem::exists(dir / "global_step3" / "mp_rank_00_model_states.pt"));
+  first.save_checkpoint(dir.file(""), std::nullopt, R"({"data_position": 3})");
+  EXPECT_TRUE(dir.exists("latest"));
+  EXPECT_TRUE(dir.exists("global_step3/mp_rank_00_model_states.pt"));
 
   Engine resumed(tiny_model(ModelKind::kGpt2, /*seed=*/99), config);  // other weights until loaded
-  EXPECT_EQ(resumed.load_checkpoint(dir.string()), R"({"data_position": 3})");
+  EXPECT_EQ(resumed.load_checkpoint(dir.file("")), R"({"data_position": 3})");
   EXPECT_EQ(resumed.global_steps(), 3);
   const auto rest = train(resumed, ModelKind::kGpt2, 3, 3);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(rest[i], expected[3 + i]) << "step " << 3 + i;  // bitwise
   EXPECT_TRUE(torch::equal(resumed.master_weights(), uninterrupted.master_weights()));
-  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, EngineResume,
