@@ -1,5 +1,6 @@
 #include "sessions/session_reader.hpp"
 
+#include <set>
 #include <variant>
 
 #include <nlohmann/json.hpp>
@@ -87,6 +88,46 @@ SessionInfo read_info(SqliteDb& db, Statement& s) {
                               "AND host != '' ORDER BY host", info.id);
   info.tags = strings_of(db, "SELECT tag FROM session_tags WHERE session_id = ? ORDER BY tag", info.id);
   return info;
+}
+
+/// Reads `SELECT * FROM steps` rows (column order of the steps table).
+std::vector<StepMetrics> read_step_rows(Statement& s) {
+  std::vector<StepMetrics> out;
+  while (s.step()) {
+    StepMetrics m;
+    m.step = s.int64(1);
+    m.rank = static_cast<int>(s.int64(2));
+    m.wall_time = s.optional_real(3).value_or(0);
+    m.step_time_ms = s.optional_real(4);
+    m.loss = s.optional_real(5);
+    m.lr = s.optional_real(6);
+    m.loss_scale = s.optional_real(7);
+    m.grad_norm = s.optional_real(8);
+    m.skipped = s.int64(9) != 0;
+    m.samples_per_s = s.optional_real(10);
+    m.tokens_per_s = s.optional_real(11);
+    m.tflops = s.optional_real(12);
+    m.mem_allocated_bytes = s.optional_int64(13);
+    m.mem_reserved_bytes = s.optional_int64(14);
+    m.mem_peak_bytes = s.optional_int64(15);
+    out.push_back(m);
+  }
+  return out;
+}
+
+
+/// The distinct ranks of a session in `table`, by a skip-scan of its (session_id, rank, ...) index:
+/// one probe per rank instead of a read of every row (a 100k-step, 8-rank session has 800k rows).
+std::vector<int> distinct_ranks(SqliteDb& db, const std::string& table, const std::string& index,
+                                std::int64_t session_id) {
+  const std::string from = " FROM " + table + " INDEXED BY " + index + " WHERE session_id = ?1";
+  Statement s(db, ("WITH RECURSIVE r(rank) AS (SELECT MIN(rank)" + from +
+                   " UNION ALL SELECT (SELECT MIN(rank)" + from + " AND rank > r.rank) FROM r WHERE r.rank IS NOT NULL)"
+                   " SELECT rank FROM r WHERE rank IS NOT NULL").c_str());
+  s.bind(1, session_id);
+  std::vector<int> out;
+  while (s.step()) out.push_back(static_cast<int>(s.int64(0)));
+  return out;
 }
 
 [[noreturn]] void not_found(Store& store, const std::string& what) {
@@ -257,28 +298,9 @@ std::vector<StepMetrics> load_steps(Store& store, std::int64_t session_id, std::
                                : "SELECT * FROM steps WHERE session_id = ?1 ORDER BY step, rank");
   s.bind(1, session_id);
   if (rank) s.bind(2, *rank);
-  std::vector<StepMetrics> out;
-  while (s.step()) {
-    StepMetrics m;
-    m.step = s.int64(1);
-    m.rank = static_cast<int>(s.int64(2));
-    m.wall_time = s.optional_real(3).value_or(0);
-    m.step_time_ms = s.optional_real(4);
-    m.loss = s.optional_real(5);
-    m.lr = s.optional_real(6);
-    m.loss_scale = s.optional_real(7);
-    m.grad_norm = s.optional_real(8);
-    m.skipped = s.int64(9) != 0;
-    m.samples_per_s = s.optional_real(10);
-    m.tokens_per_s = s.optional_real(11);
-    m.tflops = s.optional_real(12);
-    m.mem_allocated_bytes = s.optional_int64(13);
-    m.mem_reserved_bytes = s.optional_int64(14);
-    m.mem_peak_bytes = s.optional_int64(15);
-    out.push_back(m);
-  }
-  return out;
+  return read_step_rows(s);
 }
+
 
 std::vector<ActivityRecord> load_activities(Store& store, std::int64_t session_id, int rank) {
   Statement s(store.db(), "SELECT a.kind, n.text, a.start_ns, a.end_ns, a.device, a.stream, a.bytes, a.step "
@@ -333,6 +355,69 @@ std::size_t delete_sessions(Store& store, const std::vector<std::int64_t>& sessi
   }
   transaction.commit();
   return deleted;
+}
+
+std::vector<StepMetrics> load_steps_after(Store& store, std::int64_t session_id, int rank, std::int64_t after_step) {
+  Statement s(store.db(), "SELECT * FROM steps INDEXED BY steps_by_rank WHERE session_id = ?1 AND rank = ?2 "
+                          "AND step > ?3 ORDER BY step");
+  s.bind(1, session_id).bind(2, rank).bind(3, after_step);
+  return read_step_rows(s);
+}
+
+std::vector<int> load_step_ranks(Store& store, std::int64_t session_id) {
+  return distinct_ranks(store.db(), "steps", "steps_by_rank", session_id);
+}
+
+std::vector<TimerBreakdown> load_timer_breakdowns_after(Store& store, std::int64_t session_id,
+                                                        std::int64_t after_step) {
+  Statement s(store.db(), "SELECT t.step, n.text, MAX(t.ms) FROM timers t JOIN names n ON n.id = t.name_id "
+                          "WHERE t.session_id = ?1 AND t.step > ?2 GROUP BY t.step, t.name_id "
+                          "ORDER BY t.step, n.text");
+  s.bind(1, session_id).bind(2, after_step);
+  std::vector<TimerBreakdown> out;
+  while (s.step()) {
+    const std::int64_t step = s.int64(0);
+    if (out.empty() || out.back().step != step) out.push_back(TimerBreakdown{-1, step, {}});
+    out.back().timers.push_back({s.text(1), s.real(2)});
+  }
+  return out;
+}
+
+std::vector<LogEntry> load_logs_after(Store& store, std::int64_t session_id, std::int64_t after_id,
+                                      std::size_t limit) {
+  std::string sql = "SELECT id, rank, time, level, text FROM logs WHERE session_id = ?1 AND id > ?2 ORDER BY id";
+  if (limit > 0) sql += " LIMIT " + std::to_string(limit);
+  Statement s(store.db(), sql.c_str());
+  s.bind(1, session_id).bind(2, after_id);
+  std::vector<LogEntry> out;
+  while (s.step())
+    out.push_back({s.int64(0), {static_cast<int>(s.int64(1)), s.optional_real(2).value_or(0),
+                                static_cast<LogLevel>(s.int64(3)), s.text(4)}});
+  return out;
+}
+
+std::vector<ActivityRecord> load_activities_window(Store& store, std::int64_t session_id, int rank,
+                                                   std::int64_t start_ns, std::int64_t end_ns) {
+  // The index orders by start; an activity that began before the window and ends inside it is
+  // found because no activity of the window is longer than the longest one of the rank.
+  Statement s(store.db(), "SELECT a.kind, n.text, a.start_ns, a.end_ns, a.device, a.stream, a.bytes, a.step "
+                          "FROM activities a JOIN names n ON n.id = a.name_id "
+                          "WHERE a.session_id = ?1 AND a.rank = ?2 AND a.start_ns < ?4 AND a.end_ns > ?3 "
+                          "AND a.start_ns >= ?3 - (SELECT coalesce(MAX(end_ns - start_ns), 0) FROM activities "
+                          "WHERE session_id = ?1 AND rank = ?2) ORDER BY a.start_ns");
+  s.bind(1, session_id).bind(2, rank).bind(3, start_ns).bind(4, end_ns);
+  std::vector<ActivityRecord> out;
+  while (s.step())
+    out.push_back({static_cast<ActivityKind>(s.int64(0)), s.text(1), s.int64(2), s.int64(3),
+                   static_cast<int>(s.int64(4)), s.int64(5), s.int64(6), s.int64(7)});
+  return out;
+}
+
+std::vector<int> load_profiled_ranks(Store& store, std::int64_t session_id) {
+  std::set<int> ranks;
+  for (int r : distinct_ranks(store.db(), "activities", "activities_by_session", session_id)) ranks.insert(r);
+  for (int r : distinct_ranks(store.db(), "nvtx_ranges", "nvtx_by_session", session_id)) ranks.insert(r);
+  return {ranks.begin(), ranks.end()};
 }
 
 }  // namespace shardscope::sessions

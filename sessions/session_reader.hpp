@@ -110,6 +110,27 @@ std::vector<NvtxRange> load_nvtx(Store& store, std::int64_t session_id, int rank
 /// Log lines at or above `min_level`, of one rank or all, in arrival order.
 std::vector<LogLine> load_logs(Store& store, std::int64_t session_id, std::optional<int> rank = std::nullopt,
                                LogLevel min_level = LogLevel::kDebug);
+/// A log line with its row id, for reading a growing session incrementally.
+struct LogEntry {
+  std::int64_t id = 0;
+  LogLine line;
+};
+
+/// Step rows of one rank with step > `after_step`, in step order (a live view's incremental read:
+/// ranks commit independently, so each rank keeps its own cursor).
+std::vector<StepMetrics> load_steps_after(Store& store, std::int64_t session_id, int rank, std::int64_t after_step);
+/// The ranks that reported steps, ascending.
+std::vector<int> load_step_ranks(Store& store, std::int64_t session_id);
+/// Per step > `after_step`, every named timer's slowest-rank time (rank is -1), in step order.
+std::vector<TimerBreakdown> load_timer_breakdowns_after(Store& store, std::int64_t session_id, std::int64_t after_step);
+/// Log lines with row id > `after_id`, of all ranks, in arrival order, at most `limit` (0 = all).
+std::vector<LogEntry> load_logs_after(Store& store, std::int64_t session_id, std::int64_t after_id,
+                                      std::size_t limit = 0);
+/// The GPU activities of one rank that overlap [start_ns, end_ns), by start time.
+std::vector<ActivityRecord> load_activities_window(Store& store, std::int64_t session_id, int rank,
+                                                   std::int64_t start_ns, std::int64_t end_ns);
+/// The ranks that recorded GPU activities or NVTX ranges (the profiled window), ascending.
+std::vector<int> load_profiled_ranks(Store& store, std::int64_t session_id);
 /// Deletes the sessions and all their rows in one transaction; returns how many existed.
 std::size_t delete_sessions(Store& store, const std::vector<std::int64_t>& session_ids);
 
