@@ -72,7 +72,7 @@ json optional_values(const std::vector<std::optional<double>>& values) {
 
 std::string format_phase_breakdown(const PhaseBreakdown& p, const AnalysisOptions& options) {
   if (p.ranks.empty()) return "no step times or timers recorded\n";
-  std::vector<std::string> header{"rank", "steps", "step ms"};
+  std::vector<std::string> header{"rank", "steps", "step time ms"};
   for (const auto& c : p.columns) header.push_back(c.name + (c.top_level ? "" : "*"));
   header.push_back("other ms");
   Table means{header};
@@ -82,7 +82,7 @@ std::string format_phase_breakdown(const PhaseBreakdown& p, const AnalysisOption
     row.push_back(fixed(r.mean_other_ms));
     means.push_back(row);
   }
-  std::string out = "mean ms per step (* = part of another phase, not summed; other = step - forward - backward - step)\n" +
+  std::string out = "mean ms per step (* = inside another phase, not summed; other = step time - (forward + backward + step))\n" +
                     table_text(means);
   // The last steps, every rank: a per-step view that stays short on a 10,000-step run.
   std::set<std::int64_t> all_steps;
@@ -152,6 +152,8 @@ std::string format_stragglers(const StragglerAnalysis& s, const AnalysisOptions&
     ranks.push_back({std::to_string(r.rank), std::to_string(r.steps), std::to_string(r.slowest_count),
                      fixed(r.mean_step_ms), fixed(r.mean_lag_ms, 3)});
   std::string out = table_text(ranks);
+  const bool several = std::any_of(s.steps.begin(), s.steps.end(), [](const auto& x) { return x.ranks > 1; });
+  if (!several) return out + "one rank per step: no straggler to find\n";
   if (options.text_step_rows == 0) return out;
   std::vector<StragglerStep> worst = s.steps;
   std::stable_sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return a.lag_ms > b.lag_ms; });

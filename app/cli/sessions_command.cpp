@@ -13,6 +13,7 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "configs/did_you_mean.hpp"
+#include "profiler/profile_analyses.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/host_probe.hpp"
 #include "sessions/session_compare.hpp"
@@ -205,7 +206,8 @@ int show_action(const CommandArgs& args) {
                                          "collectives. SESSION is an id, a uid (prefix) or a unique name.");
   parser.positional("SESSION", "the session to show")
       .option("warmup", "N", "leave the first N steps out of timing and throughput")
-      .flag("json", "print one JSON document {detail, summary}");
+      .flag("json", "print one JSON document {detail, summary}")
+      .flag("profile", "add the profile analyses (phases, comm overlap, kernels, idle, stragglers)");
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) return std::cout << parser.help_text(), kExitOk;
   Store store = open_store(require_db(parsed, "show"));
@@ -214,11 +216,17 @@ int show_action(const CommandArgs& args) {
   options.warmup_steps = parsed.integer("warmup").value_or(0);
   const auto detail = load_session(store, id);
   const auto summary = summarize_session(store, id, options);
+  profiler::AnalysisOptions profile_options;
+  profile_options.warmup_steps = options.warmup_steps;
+  std::optional<profiler::ProfileAnalyses> profile;
+  if (parsed.has("profile")) profile = profiler::analyze_session(store, id, profile_options);
   if (parsed.has("json")) {
-    std::cout << nlohmann::json{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}}.dump(2)
-              << "\n";
+    nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}};
+    if (profile) out["profile"] = profiler::to_json(*profile);
+    std::cout << out.dump(2) << "\n";
   } else {
     print_summary(detail, summary);
+    if (profile) std::cout << "\n" << profiler::format_profile_analyses(*profile, profile_options);
   }
   return kExitOk;
 }
