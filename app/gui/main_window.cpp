@@ -13,6 +13,7 @@
 #include "app/gui/config_editor_page.hpp"
 #include "app/gui/environment_page.hpp"
 #include "app/gui/estimator_page.hpp"
+#include "app/gui/sessions_page.hpp"
 #include "sessions/build_info.hpp"
 
 namespace shardscope::gui {
@@ -45,6 +46,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   addPage(config_editor_page_, tr("Config Editor"),
           tr("Edit and validate a DeepSpeed config with a form and live diagnostics (shardscope validate)"));
   connect(config_editor_page_, &ConfigEditorPage::statusMessage, this,
+          [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+
+  sessions_page_ = new SessionsPage(this);
+  addPage(sessions_page_, tr("Sessions & Compare"),
+          tr("Open session files, compare 2 to 8 runs, see a profiled window (shardscope sessions)"));
+  connect(sessions_page_, &SessionsPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
   createMenus();

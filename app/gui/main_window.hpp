@@ -11,6 +11,7 @@ namespace shardscope::gui {
 
 class ConfigEditorPage;
 class EnvironmentPage;
+class SessionsPage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -34,6 +35,7 @@ class MainWindow : public QMainWindow {
   QStackedWidget* pages_ = nullptr;
   EnvironmentPage* environment_page_ = nullptr;
   ConfigEditorPage* config_editor_page_ = nullptr;
+  SessionsPage* sessions_page_ = nullptr;
 };
 
 }  // namespace shardscope::gui

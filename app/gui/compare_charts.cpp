@@ -1,0 +1,141 @@
+#include "app/gui/compare_charts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <qcustomplot.h>
+
+namespace shardscope::gui {
+namespace {
+
+QVector<double> scaled(const std::vector<double>& v, double scale) {
+  QVector<double> out(static_cast<int>(v.size()));
+  for (std::size_t i = 0; i < v.size(); ++i) out[static_cast<int>(i)] = v[i] * scale;
+  return out;
+}
+
+void set_value_axis(QCustomPlot* plot, bool log_scale) {
+  if (log_scale) {
+    plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot->yAxis->setNumberFormat("eb");
+    plot->yAxis->setNumberPrecision(0);
+  } else {
+    plot->yAxis->setScaleType(QCPAxis::stLinear);
+    plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    plot->yAxis->setNumberFormat("gb");
+    plot->yAxis->setNumberPrecision(4);
+  }
+}
+
+}  // namespace
+
+QColor series_color(std::size_t index) {
+  static const QColor kPalette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
+                                    QColor(214, 39, 40),  QColor(148, 103, 189), QColor(140, 86, 75),
+                                    QColor(227, 119, 194), QColor(127, 127, 127)};
+  return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
+}
+
+QString metric_title(const std::string& metric) {
+  static const std::map<std::string, const char*> kTitles = {
+      {"loss", "loss"},
+      {"lr", "learning rate"},
+      {"loss_scale", "loss scale"},
+      {"grad_norm", "grad norm"},
+      {"step_time_ms", "step time (ms)"},
+      {"samples_per_s", "samples/s"},
+      {"tokens_per_s", "tokens/s"},
+      {"tflops", "TFLOP/s per GPU"},
+      {"mem_allocated", "memory allocated (GiB)"},
+      {"mem_reserved", "memory reserved (GiB)"},
+      {"mem_peak", "memory peak (GiB)"}};
+  if (auto it = kTitles.find(metric); it != kTitles.end()) return QObject::tr(it->second);
+  if (metric.rfind("timer:", 0) == 0) return QObject::tr("%1 (ms)").arg(QString::fromStdString(metric.substr(6)));
+  return QString::fromStdString(metric);
+}
+
+double metric_scale(const std::string& metric) {
+  return metric.rfind("mem_", 0) == 0 ? 1.0 / double(1ull << 30) : 1.0;
+}
+
+void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::vector<SessionRef>& sessions,
+                        const CurveStyle& style) {
+  plot->clearGraphs();
+  const double scale = metric_scale(curve.metric);
+  for (std::size_t s = 0; s < curve.raw.size(); ++s) {
+    const QColor color = series_color(s);
+    const bool smoothed = s < curve.smoothed.size() && !curve.smoothed[s].x.empty();
+    if (!smoothed || style.show_raw) {
+      auto* raw = plot->addGraph();
+      QColor faint = color;
+      if (smoothed) faint.setAlpha(60);
+      raw->setPen(QPen(faint, smoothed ? 1 : 1.6));
+      raw->setData(scaled(curve.raw[s].x, 1), scaled(curve.raw[s].y, scale), true);
+      raw->setName(QString::fromStdString(sessions[s].label));
+      if (smoothed) raw->removeFromLegend();
+    }
+    if (smoothed) {
+      auto* line = plot->addGraph();
+      line->setPen(QPen(color, 1.8));
+      line->setData(scaled(curve.smoothed[s].x, 1), scaled(curve.smoothed[s].y, scale), true);
+      line->setName(QString::fromStdString(sessions[s].label));
+    }
+  }
+  set_value_axis(plot, style.log_scale);
+  plot->xAxis->setLabel(QObject::tr("step"));
+  plot->yAxis->setLabel(metric_title(curve.metric));
+  plot->rescaleAxes();
+  if (style.log_scale) {
+    // A log axis cannot show zero or negative values; start at the smallest positive one.
+    double lo = INFINITY;
+    for (const auto& series : curve.raw)
+      for (double y : series.y)
+        if (y * scale > 0) lo = std::min(lo, y * scale);
+    if (std::isfinite(lo)) plot->yAxis->setRangeLower(lo);
+  }
+  plot->legend->setVisible(false);
+  plot->replot();
+}
+
+void draw_timer_breakdown(QCustomPlot* plot, const std::vector<sessions::SessionSummary>& summaries,
+                          const std::vector<SessionRef>& sessions) {
+  plot->clearPlottables();
+  std::vector<std::string> names;
+  for (const auto& s : summaries)
+    for (const auto& t : s.timers)
+      if (std::find(names.begin(), names.end(), t.name) == names.end()) names.push_back(t.name);
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (std::size_t i = 0; i < names.size(); ++i) ticker->addTick(static_cast<double>(i + 1), QString::fromStdString(names[i]));
+  const double width = 0.8 / std::max<std::size_t>(1, summaries.size());
+  double highest = 1;
+  for (std::size_t s = 0; s < summaries.size(); ++s) {
+    auto* bars = new QCPBars(plot->xAxis, plot->yAxis);
+    bars->setName(QString::fromStdString(sessions[s].label));
+    bars->setPen(Qt::NoPen);
+    bars->setBrush(series_color(s));
+    bars->setWidth(width);
+    QVector<double> keys, values;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      for (const auto& t : summaries[s].timers)
+        if (t.name == names[i]) {
+          keys << static_cast<double>(i + 1) - 0.4 + width * (static_cast<double>(s) + 0.5);
+          values << t.median_ms;
+          highest = std::max(highest, t.median_ms);
+        }
+    }
+    bars->setData(keys, values, true);
+  }
+  plot->xAxis->setTicker(ticker);
+  plot->xAxis->setTickLabelRotation(30);
+  plot->xAxis->setRange(0.4, static_cast<double>(names.size()) + 0.6);
+  plot->yAxis->setLabel(QObject::tr("median per step (ms, slowest rank)"));
+  plot->yAxis->setRange(0, highest * 1.15);
+  plot->legend->setVisible(!summaries.empty());
+  plot->legend->setFont(QFont(plot->font().family(), 8));
+  plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  plot->replot();
+}
+
+}  // namespace shardscope::gui

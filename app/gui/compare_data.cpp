@@ -1,0 +1,227 @@
+#include "app/gui/compare_data.hpp"
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "sessions/session_reader.hpp"
+#include "sessions/store.hpp"
+
+namespace shardscope::gui {
+namespace {
+
+namespace ss = shardscope::sessions;
+using Leaves = std::vector<std::pair<std::string, std::string>>;
+
+ss::Store open_reader(const std::string& file) {
+  ss::StoreOpenOptions options;
+  options.read_only = true;
+  return ss::Store::open(file, options);
+}
+
+Series series_of(const std::vector<std::int64_t>& steps, const std::vector<std::optional<double>>& values) {
+  Series s;
+  for (std::size_t i = 0; i < steps.size() && i < values.size(); ++i)
+    if (values[i]) {
+      s.x.push_back(static_cast<double>(steps[i]));
+      s.y.push_back(*values[i]);
+    }
+  return s;
+}
+
+Series series_of(const std::vector<ss::CurvePoint>& points) {
+  Series s;
+  for (const auto& p : points) {
+    s.x.push_back(static_cast<double>(p.step));
+    s.y.push_back(p.value);
+  }
+  return s;
+}
+
+// compare_sessions' environment rows: the launching node's report plus where each rank ran.
+Leaves environment_leaves(const ss::SessionDetail& d) {
+  Leaves leaves;
+  if (d.environment) leaves = ss::flatten_json_text(ss::report_to_json(*d.environment).dump());
+  leaves.emplace_back("run.world_size", std::to_string(d.info.world_size));
+  for (const auto& r : d.ranks) {
+    const std::string prefix = "run.ranks[" + std::to_string(r.info.rank) + "].";
+    leaves.emplace_back(prefix + "host", r.info.host);
+    leaves.emplace_back(prefix + "device", r.info.device);
+  }
+  return leaves;
+}
+
+struct SummaryField {
+  const char* name;
+  bool lower_is_better;
+  std::optional<double> (*get)(const ss::SessionSummary&);
+};
+
+template <typename T>
+std::optional<double> as_double(const std::optional<T>& v) {
+  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+}
+
+std::optional<double> max_peak_memory(const ss::SessionSummary& s) {
+  std::optional<double> best;
+  for (const auto& m : s.memory)
+    if (m.peak_bytes && (!best || *m.peak_bytes > *best)) best = static_cast<double>(*m.peak_bytes);
+  return best;
+}
+
+// The rows and directions of sessions::compare_sessions (session_compare.cpp); the equality of
+// both is checked by tests/gui/sessions_page_test.cpp on sessions that share a file.
+const SummaryField kSummaryFields[] = {
+    {"median_step_ms", true, [](const ss::SessionSummary& s) { return s.median_step_ms; }},
+    {"p90_step_ms", true, [](const ss::SessionSummary& s) { return s.p90_step_ms; }},
+    {"samples_per_s", false, [](const ss::SessionSummary& s) { return s.samples_per_s; }},
+    {"tokens_per_s", false, [](const ss::SessionSummary& s) { return s.tokens_per_s; }},
+    {"tflops_per_gpu", false, [](const ss::SessionSummary& s) { return s.tflops_per_gpu; }},
+    {"mfu", false, [](const ss::SessionSummary& s) { return s.mfu; }},
+    {"max_peak_memory_bytes", true, max_peak_memory},
+    {"final_loss", true, [](const ss::SessionSummary& s) { return s.final_loss; }},
+    {"best_loss", true, [](const ss::SessionSummary& s) { return s.best_loss; }},
+    {"skipped_steps", true, [](const ss::SessionSummary& s) { return std::optional<double>(s.skipped_steps); }},
+    {"comm_time_s", true, [](const ss::SessionSummary& s) { return s.comm_time_s; }},
+    {"comm_fraction", true, [](const ss::SessionSummary& s) { return s.comm_fraction; }},
+    {"steps", false, [](const ss::SessionSummary& s) { return std::optional<double>(s.steps); }},
+    {"wall_time_s", true, [](const ss::SessionSummary& s) { return as_double(s.info.wall_time_s); }},
+};
+
+void compare_in_one_file(const std::vector<SessionRef>& refs, std::int64_t warmup, Comparison& out) {
+  ss::Store store = open_reader(refs.front().file);
+  std::vector<std::int64_t> ids;
+  for (const auto& r : refs) ids.push_back(r.id);
+  ss::CompareOptions options;
+  options.metrics = compared_metrics();
+  options.diff_only = false;  // the page filters with its "differences only" switch
+  options.summary.warmup_steps = warmup;
+  ss::SessionComparison c = ss::compare_sessions(store, ids, options);
+  out.summaries = std::move(c.sessions);
+  out.summary = std::move(c.summary);
+  out.config_diff = std::move(c.config_diff);
+  out.environment_diff = std::move(c.environment_diff);
+  for (const auto& curve : c.curves) {
+    RawCurve raw{curve.metric, {}};
+    for (const auto& values : curve.values) raw.sessions.push_back(series_of(curve.steps, values));
+    out.curves.push_back(std::move(raw));
+  }
+  out.same_file = true;
+}
+
+void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warmup, Comparison& out) {
+  std::map<std::string, std::unique_ptr<ss::Store>> stores;
+  for (const auto& r : refs)
+    if (!stores.count(r.file)) stores[r.file] = std::make_unique<ss::Store>(open_reader(r.file));
+  std::vector<Leaves> configs, environments;
+  std::set<std::string> timers;
+  ss::SummaryOptions summary_options;
+  summary_options.warmup_steps = warmup;
+  for (const auto& r : refs) {
+    ss::Store& store = *stores[r.file];
+    const ss::SessionDetail detail = ss::load_session(store, r.id);
+    out.summaries.push_back(ss::summarize_session(store, r.id, summary_options));
+    configs.push_back(detail.config_json.empty() ? Leaves{} : ss::flatten_json_text(detail.config_json));
+    environments.push_back(environment_leaves(detail));
+    for (auto& name : ss::load_timer_names(store, r.id)) timers.insert(name);
+  }
+  for (auto metric : compared_metrics()) {
+    RawCurve raw{ss::metric_name(metric), {}};
+    for (const auto& r : refs) raw.sessions.push_back(series_of(ss::load_curve(*stores[r.file], r.id, metric)));
+    out.curves.push_back(std::move(raw));
+  }
+  for (const auto& name : timers) {
+    RawCurve raw{"timer:" + name, {}};
+    for (const auto& r : refs) raw.sessions.push_back(series_of(ss::load_timer_curve(*stores[r.file], r.id, name)));
+    out.curves.push_back(std::move(raw));
+  }
+  out.summary = summary_deltas(out.summaries);
+  out.config_diff = ss::diff_documents(configs, false);
+  out.environment_diff = ss::diff_documents(environments, false);
+}
+
+}  // namespace
+
+Catalog load_catalog(const std::vector<std::string>& files) {
+  Catalog catalog;
+  for (const auto& file : files) {
+    try {
+      ss::Store store = open_reader(file);
+      for (auto& info : ss::list_sessions(store)) catalog.rows.push_back({file, std::move(info)});
+    } catch (const std::exception& e) {
+      catalog.errors.push_back(file + ": " + e.what());
+    }
+  }
+  return catalog;
+}
+
+const std::vector<ss::Metric>& compared_metrics() {
+  static const std::vector<ss::Metric> metrics = {
+      ss::Metric::kLoss,       ss::Metric::kLr,     ss::Metric::kLossScale, ss::Metric::kGradNorm,
+      ss::Metric::kTokensPerS, ss::Metric::kTflops, ss::Metric::kMemPeak,   ss::Metric::kStepTime};
+  return metrics;
+}
+
+std::vector<ss::SummaryDelta> summary_deltas(const std::vector<ss::SessionSummary>& summaries) {
+  std::vector<ss::SummaryDelta> rows;
+  if (summaries.empty()) return rows;
+  for (const auto& field : kSummaryFields) {
+    ss::SummaryDelta row;
+    row.field = field.name;
+    row.lower_is_better = field.lower_is_better;
+    for (const auto& s : summaries) row.values.push_back(field.get(s));
+    const auto& base = row.values.front();
+    for (const auto& v : row.values) {
+      row.delta.push_back(base && v ? std::optional<double>(*v - *base) : std::nullopt);
+      row.delta_percent.push_back(base && v && *base != 0 ? std::optional<double>(100 * (*v - *base) / std::fabs(*base))
+                                                          : std::nullopt);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps) {
+  Comparison out;
+  out.sessions = refs;
+  try {
+    if (refs.size() < ss::kMinCompared || refs.size() > ss::kMaxCompared)
+      throw std::invalid_argument("select 2 to 8 sessions to compare (" + std::to_string(refs.size()) + " selected)");
+    bool one_file = true;
+    for (const auto& r : refs) one_file = one_file && r.file == refs.front().file;
+    if (one_file)
+      compare_in_one_file(refs, warmup_steps, out);
+    else
+      compare_across_files(refs, warmup_steps, out);
+  } catch (const std::exception& e) {
+    Comparison failed;
+    failed.sessions = refs;
+    failed.error = e.what();
+    return failed;
+  }
+  return out;
+}
+
+std::vector<PlotCurve> make_plot_curves(const std::vector<RawCurve>& curves, const PlotOptions& options) {
+  std::vector<PlotCurve> out;
+  for (const auto& curve : curves) {
+    PlotCurve plot{curve.metric, {}, {}};
+    for (const auto& s : curve.sessions) {
+      plot.raw.push_back(downsample_min_max(s, options.buckets));
+      Series smoothed;
+      if (options.smoothing.kind != ss::SmoothingKind::kNone && !s.x.empty()) {
+        smoothed.x = s.x;
+        smoothed.y = ss::smooth(s.x, s.y, options.smoothing);
+        smoothed = downsample_lttb(smoothed, 2 * options.buckets);
+      }
+      plot.smoothed.push_back(std::move(smoothed));
+    }
+    out.push_back(std::move(plot));
+  }
+  return out;
+}
+
+}  // namespace shardscope::gui

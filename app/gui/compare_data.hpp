@@ -1,0 +1,78 @@
+#pragma once
+// What the Sessions & Compare page shows, as plain data computed off the GUI thread: the sessions
+// of several files, a comparison of 2 to 8 of them (the sessions library's compare_sessions when
+// they share a file, the same pieces composed when they do not), and plot-ready curves (smoothed
+// with the library's smoothing, then downsampled).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/gui/series_downsampling.hpp"
+#include "sessions/session_compare.hpp"
+
+namespace shardscope::gui {
+
+/// One session of one file.
+struct SessionRef {
+  std::string file;
+  std::int64_t id = 0;
+  std::string label;  ///< shown in legends and table headers
+};
+
+struct CatalogRow {
+  std::string file;
+  sessions::SessionInfo info;
+};
+
+/// Sessions of every file, newest first per file; unreadable files are named in `errors`.
+struct Catalog {
+  std::vector<CatalogRow> rows;
+  std::vector<std::string> errors;
+};
+
+/// Lists the sessions of each file (opened read-only; a writer may be running).
+Catalog load_catalog(const std::vector<std::string>& files);
+
+/// One metric of every compared session at full resolution (present steps only).
+struct RawCurve {
+  std::string metric;             ///< metric_name() or "timer:<name>"
+  std::vector<Series> sessions;   ///< one per compared session, in order
+};
+
+struct Comparison {
+  std::vector<SessionRef> sessions;
+  std::vector<sessions::SessionSummary> summaries;
+  std::vector<RawCurve> curves;
+  std::vector<sessions::SummaryDelta> summary;
+  std::vector<sessions::DiffRow> config_diff;       ///< every path; DiffRow::differs marks changes
+  std::vector<sessions::DiffRow> environment_diff;
+  bool same_file = false;  ///< computed by sessions::compare_sessions itself
+  std::string error;       ///< set instead of the rest when the comparison failed
+};
+
+/// The metrics the compare page overlays, in display order.
+const std::vector<sessions::Metric>& compared_metrics();
+
+/// Compares `refs` in order (the first is the baseline); never throws (errors land in `error`).
+Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps = 0);
+
+/// The summary rows of compare_sessions, for summaries read from different files.
+std::vector<sessions::SummaryDelta> summary_deltas(const std::vector<sessions::SessionSummary>& summaries);
+
+struct PlotOptions {
+  sessions::Smoothing smoothing;
+  std::size_t buckets = 1000;  ///< min/max buckets per curve (about one per pixel column)
+};
+
+/// One curve ready to draw: raw and smoothed series per session, both downsampled.
+struct PlotCurve {
+  std::string metric;
+  std::vector<Series> raw;
+  std::vector<Series> smoothed;  ///< empty series when smoothing is off
+};
+
+/// Smooths each session's full-resolution series (sessions::smooth), then downsamples.
+std::vector<PlotCurve> make_plot_curves(const std::vector<RawCurve>& curves, const PlotOptions& options);
+
+}  // namespace shardscope::gui

@@ -1,0 +1,31 @@
+#pragma once
+// Export of what a page shows: any table model as CSV (RFC 4180 quoting, header row, what the
+// cells display) and any QCustomPlot chart as PNG, written atomically as the Estimator page does.
+
+#include <functional>
+
+#include <QString>
+
+class QAbstractItemModel;
+class QAbstractItemView;
+class QCustomPlot;
+class QWidget;
+
+namespace shardscope::gui {
+
+/// The model's header and rows as CSV text (DisplayRole, every row the model exposes).
+QString model_to_csv(const QAbstractItemModel& model);
+/// Writes `model` as CSV to `path` through QSaveFile; returns "" or the error.
+QString write_model_csv(const QAbstractItemModel& model, const QString& path);
+/// Asks for a file name (suggesting `name`.csv) and writes the CSV; returns the status message.
+QString export_model_csv(QWidget* parent, const QAbstractItemModel& model, const QString& name);
+/// Asks for a file name (suggesting `name`.png) and saves the plot at 2x; returns the status message.
+QString export_plot_png(QWidget* parent, QCustomPlot* plot, const QString& name);
+
+using StatusSink = std::function<void(const QString&)>;
+/// A context menu on `view` with "Export CSV..." (and "Copy as CSV"), reporting to `status`.
+void add_table_export_menu(QAbstractItemView* view, const QString& name, StatusSink status);
+/// A context menu on `plot` with "Export PNG..." and "Reset view", reporting to `status`.
+void add_plot_export_menu(QCustomPlot* plot, const QString& name, StatusSink status);
+
+}  // namespace shardscope::gui

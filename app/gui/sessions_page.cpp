@@ -1,0 +1,470 @@
+#include "app/gui/sessions_page.hpp"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMimeData>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <qcustomplot.h>
+
+#include "app/gui/compare_charts.hpp"
+#include "app/gui/compare_table_models.hpp"
+#include "app/gui/gui_export.hpp"
+#include "app/gui/profile_view.hpp"
+#include "app/gui/session_catalog_model.hpp"
+
+namespace shardscope::gui {
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+std::vector<std::string> to_std(const QStringList& list) {
+  std::vector<std::string> out;
+  for (const auto& s : list) out.push_back(s.toStdString());
+  return out;
+}
+
+QTableView* make_table(QAbstractItemModel* model) {
+  auto* view = new QTableView;
+  view->setModel(model);
+  view->verticalHeader()->hide();
+  view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  view->horizontalHeader()->setStretchLastSection(true);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setWordWrap(false);
+  return view;
+}
+
+}  // namespace
+
+SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
+  setAcceptDrops(true);
+  catalog_ = new SessionCatalogModel(this);
+  proxy_ = new SessionFilterProxy(this);
+  proxy_->setSourceModel(catalog_);
+  summary_model_ = new SummaryDeltaModel(this);
+  config_model_ = new DiffTableModel(this);
+  environment_model_ = new DiffTableModel(this);
+  catalog_watcher_ = new QFutureWatcher<Catalog>(this);
+  compare_watcher_ = new QFutureWatcher<Comparison>(this);
+  plot_watcher_ = new QFutureWatcher<std::vector<PlotCurve>>(this);
+  connect(catalog_watcher_, &QFutureWatcherBase::finished, this, &SessionsPage::onCatalogLoaded);
+  connect(compare_watcher_, &QFutureWatcherBase::finished, this, &SessionsPage::onComparisonReady);
+  connect(plot_watcher_, &QFutureWatcherBase::finished, this, &SessionsPage::drawCurves);
+
+  auto* right = new QWidget;
+  auto* right_layout = new QVBoxLayout(right);
+  right_layout->setContentsMargins(0, 0, 0, 0);
+  compare_header_ = new QLabel(tr("Open a session file, select 2 to 8 sessions and choose Compare (Ctrl+Return), "
+                                  "or one session and Profile."));
+  compare_header_->setWordWrap(true);
+  compare_header_->setTextFormat(Qt::RichText);
+  tabs_ = new QTabWidget;
+  tabs_->addTab(buildCurvesTab(), tr("Curves"));
+  tabs_->addTab(buildSummaryTab(), tr("Summary"));
+  breakdown_chart_ = new QCustomPlot;
+  add_plot_export_menu(breakdown_chart_, "step_time_breakdown", [this](const QString& m) { emit statusMessage(m); });
+  tabs_->addTab(breakdown_chart_, tr("Breakdown"));
+  tabs_->addTab(buildDiffTab(config_model_, "config_diff"), tr("Config diff"));
+  tabs_->addTab(buildDiffTab(environment_model_, "environment_diff"), tr("Environment"));
+  profile_view_ = new ProfileView;
+  connect(profile_view_, &ProfileView::statusMessage, this, &SessionsPage::statusMessage);
+  tabs_->addTab(profile_view_, tr("Profile"));
+  right_layout->addWidget(compare_header_);
+  right_layout->addWidget(tabs_, 1);
+
+  auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->setObjectName("sessions_splitter");
+  splitter->addWidget(buildList());
+  splitter->addWidget(right);
+  splitter->setStretchFactor(1, 3);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(buildToolbar());
+  layout->addWidget(splitter, 1);
+
+  QSettings settings;
+  splitter->restoreState(settings.value("sessions/splitter").toByteArray());
+  connect(splitter, &QSplitter::splitterMoved, this,
+          [splitter] { QSettings().setValue("sessions/splitter", splitter->saveState()); });
+  updateRecentMenu();
+  const QStringList reopen = settings.value("sessions/openFiles").toStringList();
+  if (!reopen.isEmpty()) openFiles(reopen);
+}
+
+SessionsPage::~SessionsPage() {
+  catalog_watcher_->waitForFinished();
+  compare_watcher_->waitForFinished();
+  plot_watcher_->waitForFinished();
+}
+
+QWidget* SessionsPage::buildToolbar() {
+  auto* bar = new QWidget;
+  auto* layout = new QHBoxLayout(bar);
+  layout->setContentsMargins(6, 6, 6, 0);
+  auto* open = new QPushButton(tr("Open\u2026"));
+  open->setToolTip(tr("Open session files (.db); you can also drop them on this page"));
+  connect(open, &QPushButton::clicked, this, &SessionsPage::chooseFiles);
+  auto* recent = new QToolButton;
+  recent->setText(tr("Recent"));
+  recent->setPopupMode(QToolButton::InstantPopup);
+  recent_menu_ = new QMenu(recent);
+  recent->setMenu(recent_menu_);
+  auto* reload = new QPushButton(tr("Reload"));
+  reload->setToolTip(tr("Re-read the open files (running sessions grow)"));
+  connect(reload, &QPushButton::clicked, this, &SessionsPage::refresh);
+  filter_ = new QLineEdit;
+  filter_->setPlaceholderText(tr("Filter: name, config hash, version, host, tag, file (all words must match)"));
+  filter_->setClearButtonEnabled(true);
+  connect(filter_, &QLineEdit::textChanged, proxy_, &SessionFilterProxy::setText);
+  status_filter_ = new QComboBox;
+  status_filter_->addItem(tr("any status"), QString());
+  for (const char* s : {"running", "completed", "failed", "interrupted"}) status_filter_->addItem(tr(s), QString(s));
+  connect(status_filter_, &QComboBox::currentIndexChanged, this,
+          [this] { proxy_->setStatus(status_filter_->currentData().toString()); });
+  auto* compare = new QPushButton(tr("Compare"));
+  compare->setToolTip(tr("Compare the selected sessions, the first being the baseline (Ctrl+Return)"));
+  connect(compare, &QPushButton::clicked, this, &SessionsPage::compareSelected);
+  auto* profile = new QPushButton(tr("Profile"));
+  profile->setToolTip(tr("Show the selected session's profiled window (Ctrl+P)"));
+  connect(profile, &QPushButton::clicked, this, &SessionsPage::profileSelected);
+  for (auto [key, slot] : {std::pair{QKeySequence(Qt::CTRL | Qt::Key_Return), &SessionsPage::compareSelected},
+                           std::pair{QKeySequence(Qt::CTRL | Qt::Key_P), &SessionsPage::profileSelected}}) {
+    auto* action = new QAction(this);
+    action->setShortcut(key);
+    action->setShortcutContext(Qt::WidgetWithChildrenShortcut);  // only while this page has focus
+    connect(action, &QAction::triggered, this, slot);
+    addAction(action);
+  }
+  for (QWidget* w : std::initializer_list<QWidget*>{open, recent, reload}) layout->addWidget(w);
+  layout->addWidget(filter_, 1);
+  layout->addWidget(status_filter_);
+  layout->addWidget(compare);
+  layout->addWidget(profile);
+  return bar;
+}
+
+QWidget* SessionsPage::buildList() {
+  list_ = make_table(proxy_);
+  list_->setSortingEnabled(true);
+  list_->sortByColumn(SessionCatalogModel::kStarted, Qt::DescendingOrder);
+  list_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  list_->horizontalHeader()->setStretchLastSection(false);
+  list_->setMinimumHeight(120);
+  connect(list_, &QTableView::doubleClicked, this, [this] {
+    if (selectedRefs().size() == 1) profileSelected();
+  });
+  add_table_export_menu(list_, "sessions", [this](const QString& m) { emit statusMessage(m); });
+  return list_;
+}
+
+QWidget* SessionsPage::buildCurveOptions() {
+  auto* row = new QWidget;
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  QSettings settings;
+  smoothing_kind_ = new QComboBox;
+  smoothing_kind_->addItem(tr("no smoothing"), int(sessions::SmoothingKind::kNone));
+  smoothing_kind_->addItem(tr("EMA (TensorBoard)"), int(sessions::SmoothingKind::kEma));
+  smoothing_kind_->addItem(tr("time-weighted EMA (W&B)"), int(sessions::SmoothingKind::kTimeWeightedEma));
+  smoothing_kind_->addItem(tr("running average"), int(sessions::SmoothingKind::kRunningAverage));
+  smoothing_kind_->setCurrentIndex(settings.value("sessions/smoothingKind", 1).toInt());
+  smoothing_weight_ = new QDoubleSpinBox;
+  smoothing_weight_->setRange(0, 0.999);
+  smoothing_weight_->setDecimals(3);
+  smoothing_weight_->setSingleStep(0.05);
+  smoothing_weight_->setValue(settings.value("sessions/smoothingWeight", 0.6).toDouble());
+  smoothing_weight_->setToolTip(tr("EMA weight, as TensorBoard's smoothing slider"));
+  smoothing_window_ = new QSpinBox;
+  smoothing_window_->setRange(1, 10000);
+  smoothing_window_->setValue(settings.value("sessions/smoothingWindow", 10).toInt());
+  smoothing_window_->setToolTip(tr("Points in the running average"));
+  log_scale_ = new QCheckBox(tr("log scale"));
+  log_scale_->setChecked(settings.value("sessions/logScale", false).toBool());
+  show_raw_ = new QCheckBox(tr("raw under smoothed"));
+  show_raw_->setChecked(true);
+  warmup_ = new QSpinBox;
+  warmup_->setRange(0, 1000000);
+  warmup_->setToolTip(tr("Warm-up steps left out of the summary's timing and throughput"));
+  layout->addWidget(new QLabel(tr("Smoothing")));
+  layout->addWidget(smoothing_kind_);
+  layout->addWidget(new QLabel(tr("weight")));
+  layout->addWidget(smoothing_weight_);
+  layout->addWidget(new QLabel(tr("window")));
+  layout->addWidget(smoothing_window_);
+  layout->addWidget(log_scale_);
+  layout->addWidget(show_raw_);
+  layout->addWidget(new QLabel(tr("warm-up steps")));
+  layout->addWidget(warmup_);
+  layout->addStretch(1);
+  connect(smoothing_kind_, &QComboBox::currentIndexChanged, this, &SessionsPage::replot);
+  connect(smoothing_weight_, &QDoubleSpinBox::valueChanged, this, &SessionsPage::replot);
+  connect(smoothing_window_, &QSpinBox::valueChanged, this, &SessionsPage::replot);
+  connect(log_scale_, &QCheckBox::toggled, this, &SessionsPage::drawCurves);
+  connect(show_raw_, &QCheckBox::toggled, this, &SessionsPage::drawCurves);
+  connect(warmup_, &QSpinBox::editingFinished, this, [this] {
+    if (!comparison_.sessions.empty()) compare(comparison_.sessions);
+  });
+  return row;
+}
+
+QWidget* SessionsPage::buildCurvesTab() {
+  auto* tab = new QWidget;
+  auto* layout = new QVBoxLayout(tab);
+  layout->addWidget(buildCurveOptions());
+  auto* grid = new QGridLayout;
+  grid->setSpacing(2);
+  int i = 0;
+  for (auto metric : compared_metrics()) {
+    const std::string name = sessions::metric_name(metric);
+    auto* plot = new QCustomPlot;
+    plot->setMinimumSize(220, 150);
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot->xAxis->setLabel(tr("step"));
+    plot->yAxis->setLabel(metric_title(name));
+    plot->setToolTip(tr("Wheel: zoom, drag: pan, right-click: export PNG or reset"));
+    add_plot_export_menu(plot, QString::fromStdString(name), [this](const QString& m) { emit statusMessage(m); });
+    grid->addWidget(plot, i / 4, i % 4);
+    charts_.emplace_back(name, plot);
+    ++i;
+  }
+  layout->addLayout(grid, 1);
+  return tab;
+}
+
+QWidget* SessionsPage::buildSummaryTab() {
+  auto* view = make_table(summary_model_);
+  add_table_export_menu(view, "summary", [this](const QString& m) { emit statusMessage(m); });
+  view->setToolTip(tr("Deltas against the baseline (the first session); the best value of each row is bold green"));
+  return view;
+}
+
+QWidget* SessionsPage::buildDiffTab(DiffTableModel* model, const QString& name) {
+  auto* tab = new QWidget;
+  auto* layout = new QVBoxLayout(tab);
+  auto* only = new QCheckBox(tr("differences only"));
+  only->setChecked(true);
+  connect(only, &QCheckBox::toggled, model, &DiffTableModel::setDiffOnly);
+  auto* view = make_table(model);
+  add_table_export_menu(view, name, [this](const QString& m) { emit statusMessage(m); });
+  layout->addWidget(only);
+  layout->addWidget(view, 1);
+  return tab;
+}
+
+void SessionsPage::chooseFiles() {
+  const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Open session files"), files_.value(0),
+                                                          tr("Session files (*.db *.sqlite *.sessions);;All files (*)"));
+  if (!paths.isEmpty()) openFiles(paths);
+}
+
+void SessionsPage::openFiles(const QStringList& paths) {
+  QSettings settings;
+  QStringList recent = settings.value("sessions/recentFiles").toStringList();
+  for (const QString& p : paths) {
+    const QString path = QFileInfo(p).absoluteFilePath();
+    if (!files_.contains(path)) files_ << path;
+    recent.removeAll(path);
+    recent.prepend(path);
+  }
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue("sessions/recentFiles", recent);
+  settings.setValue("sessions/openFiles", files_);
+  updateRecentMenu();
+  refresh();
+}
+
+void SessionsPage::updateRecentMenu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value("sessions/recentFiles").toStringList();
+  for (const QString& path : recent)
+    recent_menu_->addAction(path, this, [this, path] { openFiles({path}); });
+  if (recent.isEmpty()) recent_menu_->addAction(tr("(no recent files)"))->setEnabled(false);
+  recent_menu_->addSeparator();
+  recent_menu_->addAction(tr("Close all files"), this, [this] {
+    files_.clear();
+    QSettings().setValue("sessions/openFiles", files_);
+    refresh();
+  });
+}
+
+void SessionsPage::refresh() {
+  const auto files = to_std(files_);
+  catalog_watcher_->setFuture(QtConcurrent::run([files] { return load_catalog(files); }));
+}
+
+void SessionsPage::onCatalogLoaded() {
+  Catalog catalog = catalog_watcher_->result();
+  const std::size_t count = catalog.rows.size();
+  catalog_->setRows(std::move(catalog.rows));
+  for (const auto& error : catalog.errors) emit statusMessage(QString::fromStdString(error));
+  if (catalog.errors.empty())
+    emit statusMessage(tr("%1 sessions in %2 files").arg(count).arg(files_.size()));
+  emit catalogLoaded();
+}
+
+std::vector<SessionRef> SessionsPage::selectedRefs() const {
+  QModelIndexList rows = list_->selectionModel()->selectedRows();
+  std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+  std::vector<SessionRef> refs;
+  for (const auto& index : rows) refs.push_back(catalog_->ref(proxy_->mapToSource(index).row()));
+  return refs;
+}
+
+void SessionsPage::selectByName(const QStringList& names) {
+  list_->clearSelection();
+  for (int r = 0; r < proxy_->rowCount(); ++r) {
+    const int source = proxy_->mapToSource(proxy_->index(r, 0)).row();
+    if (names.contains(QString::fromStdString(catalog_->row(source).info.name)))
+      list_->selectionModel()->select(proxy_->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+  }
+}
+
+void SessionsPage::compareSelected() { compare(selectedRefs()); }
+
+void SessionsPage::compare(const std::vector<SessionRef>& refs) {
+  if (refs.size() < sessions::kMinCompared || refs.size() > sessions::kMaxCompared) {
+    emit statusMessage(tr("Select 2 to 8 sessions to compare (%1 selected)").arg(refs.size()));
+    return;
+  }
+  compare_header_->setText(tr("Comparing %1 sessions\u2026").arg(refs.size()));
+  const std::int64_t warmup = warmup_->value();
+  compare_watcher_->setFuture(QtConcurrent::run([refs, warmup] { return compare_refs(refs, warmup); }));
+}
+
+void SessionsPage::onComparisonReady() {
+  comparison_ = compare_watcher_->result();
+  if (!comparison_.error.empty()) {
+    compare_header_->setText(tr("<b>Cannot compare:</b> %1").arg(QString::fromStdString(comparison_.error).toHtmlEscaped()));
+    emit statusMessage(QString::fromStdString(comparison_.error));
+    return;
+  }
+  QStringList legend;
+  for (std::size_t s = 0; s < comparison_.sessions.size(); ++s)
+    legend << QString("<span style='color:%1'>\u25a0</span> %2%3")
+                  .arg(series_color(s).name(), QString::fromStdString(comparison_.sessions[s].label).toHtmlEscaped(),
+                       s == 0 ? tr(" (baseline)") : QString());
+  compare_header_->setText(legend.join(" &nbsp; "));
+  summary_model_->setComparison(comparison_.sessions, comparison_.summary);
+  config_model_->setRows(comparison_.sessions, comparison_.config_diff);
+  environment_model_->setRows(comparison_.sessions, comparison_.environment_diff);
+  draw_timer_breakdown(breakdown_chart_, comparison_.summaries, comparison_.sessions);
+  emit statusMessage(tr("Compared %1 sessions%2").arg(comparison_.sessions.size())
+                         .arg(comparison_.same_file ? QString() : tr(" from several files")));
+  emit comparisonReady();
+  replot();
+}
+
+sessions::Smoothing SessionsPage::smoothing() const {
+  sessions::Smoothing s;
+  s.kind = static_cast<sessions::SmoothingKind>(smoothing_kind_->currentData().toInt());
+  s.weight = smoothing_weight_->value();
+  s.window = smoothing_window_->value();
+  return s;
+}
+
+void SessionsPage::setSmoothing(const sessions::Smoothing& s) {
+  smoothing_weight_->setValue(s.weight);
+  smoothing_window_->setValue(s.window);
+  smoothing_kind_->setCurrentIndex(smoothing_kind_->findData(int(s.kind)));
+  replot();
+}
+
+void SessionsPage::setLogScale(bool on) { log_scale_->setChecked(on); }
+
+void SessionsPage::replot() {
+  saveSettings();
+  if (comparison_.curves.empty()) return;
+  // One smoothing pass at a time; a change meanwhile is applied when it finishes.
+  if (plot_watcher_->isRunning()) {
+    replot_pending_ = true;
+    return;
+  }
+  PlotOptions options;
+  options.smoothing = smoothing();
+  auto curves = comparison_.curves;
+  plot_watcher_->setFuture(QtConcurrent::run([curves, options] { return make_plot_curves(curves, options); }));
+}
+
+void SessionsPage::drawCurves() {
+  if (sender() == plot_watcher_) {
+    plot_curves_ = plot_watcher_->result();
+    if (replot_pending_) {
+      replot_pending_ = false;
+      replot();
+    }
+  }
+  saveSettings();
+  CurveStyle style;
+  style.log_scale = log_scale_->isChecked();
+  style.show_raw = show_raw_->isChecked();
+  for (auto& [metric, plot] : charts_)
+    for (const auto& curve : plot_curves_)
+      if (curve.metric == metric) draw_compare_curve(plot, curve, comparison_.sessions, style);
+  emit curvesDrawn();
+}
+
+QCustomPlot* SessionsPage::chart(const std::string& metric) const {
+  for (const auto& [name, plot] : charts_)
+    if (name == metric) return plot;
+  return nullptr;
+}
+
+void SessionsPage::profileSelected() {
+  const auto refs = selectedRefs();
+  if (refs.size() != 1) {
+    emit statusMessage(tr("Select one session to see its profile (%1 selected)").arg(refs.size()));
+    return;
+  }
+  profile(refs.front());
+}
+
+void SessionsPage::profile(const SessionRef& session) {
+  showTab(tr("Profile"));
+  profile_view_->load(session);
+}
+
+void SessionsPage::showTab(const QString& title) {
+  for (int i = 0; i < tabs_->count(); ++i)
+    if (tabs_->tabText(i) == title) tabs_->setCurrentIndex(i);
+}
+
+void SessionsPage::saveSettings() const {
+  QSettings settings;
+  settings.setValue("sessions/smoothingKind", smoothing_kind_->currentIndex());
+  settings.setValue("sessions/smoothingWeight", smoothing_weight_->value());
+  settings.setValue("sessions/smoothingWindow", smoothing_window_->value());
+  settings.setValue("sessions/logScale", log_scale_->isChecked());
+}
+
+void SessionsPage::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void SessionsPage::dropEvent(QDropEvent* event) {
+  QStringList paths;
+  for (const QUrl& url : event->mimeData()->urls())
+    if (url.isLocalFile()) paths << url.toLocalFile();
+  if (!paths.isEmpty()) openFiles(paths);
+  event->acceptProposedAction();
+}
+
+}  // namespace shardscope::gui

@@ -1,0 +1,29 @@
+#pragma once
+// Sessions written by the GUI tests with the sessions library: known numbers, so the tables and
+// curves the pages show can be checked against values worked out here or by the library itself.
+
+#include <QString>
+#include <QTemporaryDir>
+
+#include "sessions/events.hpp"
+
+namespace shardscope::gui::testing {
+
+struct RunSpec {
+  std::string name;
+  int ranks = 2;
+  int steps = 20;
+  double step_ms = 100;          ///< rank 0's step time; rank r takes step_ms + 5 r
+  double loss0 = 8;              ///< loss(step) = loss0 / (1 + step / 10)
+  std::string config_json = R"({"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}})";
+  std::string host = "node-a";
+  bool profiled = false;         ///< add a kernel/memcpy/NCCL/NVTX window on every rank
+  double started_at = 1795900000;
+};
+
+/// The events of one run as a rank-level recorder would send them (RunStart ... RunEnd).
+std::vector<sessions::Event> run_events(const RunSpec& spec);
+/// Writes the runs into `path` (created); returns the uids in order.
+std::vector<std::string> write_sessions(const QString& path, const std::vector<RunSpec>& runs);
+
+}  // namespace shardscope::gui::testing
