@@ -1,0 +1,72 @@
+#pragma once
+// From `shardscope launch` flags to the ranks to start: which devices, how many ranks, and each
+// rank's command line and environment (MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK, WORLD_SIZE,
+// LOCAL_SIZE, CROSS_RANK, CROSS_SIZE and CUDA_VISIBLE_DEVICES, as DeepSpeed's launch.py sets them).
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/launcher/rank_supervisor.hpp"
+#include "sessions/environment_report.hpp"
+
+namespace shardscope::engine::launcher {
+
+inline constexpr int kDefaultMasterPort = 29500;  ///< DeepSpeed's TORCH_DISTRIBUTED_DEFAULT_PORT
+
+struct LaunchRequest {
+  std::string program;                    ///< the rank executable (the CLI passes /proc/self/exe)
+  std::vector<std::string> program_args;  ///< before the train arguments (the CLI: {"train"})
+  std::vector<std::string> train_args;    ///< what follows `--`
+  int num_gpus = -1;                      ///< -1: not given
+  int num_procs = 0;                      ///< > 0: that many CPU ranks instead of GPUs
+  std::string include, exclude;           ///< NODE_SPEC lists
+  std::string master_addr;                ///< "" = 127.0.0.1
+  int master_port = kDefaultMasterPort;
+  std::optional<std::string> each_rank_log_dir;
+  std::optional<std::string> session_db;  ///< record the run (the launcher hosts the collector)
+  std::string name;                       ///< session name; default: train --name, else the config's stem
+  std::vector<std::string> command_line;  ///< the launcher's own argv, recorded in the session
+  std::optional<int> gpu_count;           ///< GPUs of this machine; unset = count_local_gpus()
+  std::optional<std::vector<std::string>> base_env;  ///< "K=V" entries; unset = this process's environment
+  double grace_seconds = 10;
+  bool handle_signals = true;
+  /// The session's environment report; unset = engine::collect_environment_report().
+  std::function<sessions::EnvironmentReport()> environment_report;
+};
+
+/// The flags of the train arguments the launcher needs to know about.
+struct TrainArgsView {
+  std::optional<std::string> config;
+  std::optional<std::string> device;
+  std::optional<std::string> name;
+  std::optional<std::string> session;
+  std::optional<std::string> collector;
+  std::vector<std::string> overrides;  ///< --set values, in order
+};
+
+/// Finds --config, --device, --name, --session, --collector and --set (as `--x v` or `--x=v`).
+TrainArgsView scan_train_args(const std::vector<std::string>& args);
+
+struct LaunchPlan {
+  std::vector<RankSpec> ranks;
+  bool cpu = false;
+  std::vector<int> device_ids;     ///< GPU mode: one per rank
+  std::string master_addr;
+  int master_port = kDefaultMasterPort;
+  std::vector<std::string> notes;  ///< one-line messages to print before starting
+  TrainArgsView train;
+};
+
+/// Resolves devices and builds every rank's command and environment. Throws LaunchError with
+/// the flag and the remedy when the flags contradict each other or the machine lacks GPUs.
+LaunchPlan make_launch_plan(const LaunchRequest& request);
+
+/// Points every rank at the launcher's collector: `--collector ADDRESS` and SHARDSCOPE_SESSION_UID.
+void attach_session(LaunchPlan& plan, const std::string& collector_address, const std::string& session_uid);
+
+/// Logical CPUs this process may run on (its affinity mask), at least 1.
+int available_cpus();
+
+}  // namespace shardscope::engine::launcher

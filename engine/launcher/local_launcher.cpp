@@ -1,0 +1,183 @@
+#include "engine/launcher/local_launcher.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <ostream>
+
+#include "configs/config_document.hpp"
+#include "configs/config_validator.hpp"
+#include "configs/diagnostic.hpp"
+#include "configs/resolved_json.hpp"
+#include "engine/environment.hpp"
+#include "engine/launcher/launch_error.hpp"
+#include "engine/launcher/launch_session.hpp"
+#include "engine/launcher/port_check.hpp"
+
+namespace shardscope::engine::launcher {
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string file_stem(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const auto dot = name.find_last_of('.');
+  if (dot != std::string::npos && dot > 0) name.resize(dot);
+  return name;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+sessions::RunStart make_run_start(const LaunchRequest& request, const LaunchPlan& plan, const std::string& config_json,
+                                  const sessions::EnvironmentReport& environment,
+                                  const std::vector<StartedRank>& started, double started_at) {
+  sessions::RunStart start;
+  start.name = launch_session_name(request, plan.train);
+  start.started_at = started_at;
+  start.command_line = request.command_line;
+  if (start.command_line.empty()) start.command_line = plan.ranks.front().command.argv;
+  start.config_json = config_json;
+  if (!config_json.empty()) start.config_hash = sessions::compute_config_hash(config_json);
+  start.environment = environment;
+  start.world_size = static_cast<int>(plan.ranks.size());
+  const std::string host = host_name();
+  for (const auto& r : started) start.ranks.push_back({r.rank, r.local_rank, host, r.pid, r.device});
+  return start;
+}
+
+std::string describe_plan(const LaunchPlan& plan) {
+  std::string where = plan.cpu ? "CPU" : "GPU";
+  if (!plan.cpu) {
+    where += plan.device_ids.size() > 1 ? "s " : " ";
+    for (std::size_t i = 0; i < plan.device_ids.size(); ++i) where += (i ? "," : "") + std::to_string(plan.device_ids[i]);
+  }
+  return "starting " + std::to_string(plan.ranks.size()) + " rank(s) on localhost (" + where + "), MASTER_ADDR=" +
+         plan.master_addr + " MASTER_PORT=" + std::to_string(plan.master_port);
+}
+
+void report_end(const SupervisorResult& r, std::ostream& err, LaunchSession* session) {
+  std::vector<std::string> lines;
+  if (r.first_failed_rank) {
+    std::string stopped;
+    for (const auto& rank : r.ranks)
+      if (rank.stopped_by_launcher) stopped += (stopped.empty() ? "" : ",") + std::to_string(rank.rank);
+    lines.push_back(r.first_failure + " (the first rank to fail)" +
+                    (stopped.empty() ? "" : "; the launcher stopped rank(s) " + stopped) + ". Exit code " +
+                    std::to_string(r.exit_code) + ".");
+    if (r.first_failure_stderr.empty()) {
+      lines.push_back("rank " + std::to_string(*r.first_failed_rank) + " wrote nothing to stderr");
+    } else {
+      lines.push_back("last lines of rank " + std::to_string(*r.first_failed_rank) + "'s stderr:");
+      for (const auto& l : r.first_failure_stderr) lines.push_back("  " + l);
+    }
+  } else if (r.interrupt_signal) {
+    lines.push_back(std::string("interrupted by ") + (r.interrupt_signal == 2 ? "SIGINT" : "SIGTERM") +
+                    "; every rank was stopped. Exit code " + std::to_string(r.exit_code) + ".");
+  } else {
+    lines.push_back("all " + std::to_string(r.ranks.size()) + " rank(s) completed in " +
+                    std::to_string(static_cast<long long>(r.wall_seconds + 0.5)) + " s");
+  }
+  const auto level = r.status == "completed" ? sessions::LogLevel::kInfo : sessions::LogLevel::kError;
+  for (const auto& line : lines) {
+    err << "shardscope launch: " << line << "\n";
+    if (session) session->send(sessions::LogLine{-1, unix_now(), level, line});
+  }
+  err.flush();
+}
+
+}  // namespace
+
+std::string launch_session_name(const LaunchRequest& request, const TrainArgsView& train) {
+  if (!request.name.empty()) return request.name;
+  if (train.name && !train.name->empty()) return *train.name;
+  if (train.config && !train.config->empty()) return file_stem(*train.config);
+  return "launch";
+}
+
+std::string resolve_launch_config(const TrainArgsView& train, int world_size) {
+  if (!train.config) return "";
+  configs::ConfigDocument document;
+  try {
+    document = configs::parse_config_file(*train.config);
+  } catch (const configs::ConfigFileError& e) {
+    throw LaunchError(LaunchError::Kind::kUsage, std::string("--config (in the train arguments): ") + e.what());
+  }
+  configs::ValidateOptions options;
+  options.world_size = world_size;
+  for (const auto& text : train.overrides) {
+    try {
+      options.overrides.push_back(configs::parse_override(text));
+    } catch (const std::invalid_argument& e) {
+      throw LaunchError(LaunchError::Kind::kUsage, std::string("--set (in the train arguments): ") + e.what());
+    }
+  }
+  const auto result = configs::validate(document, options);
+  std::string errors;
+  for (const auto& d : result.diagnostics)
+    if (d.severity == configs::Severity::kError) errors += configs::format_diagnostic_text(*train.config, d);
+  if (!errors.empty() || !result.config)
+    throw LaunchError(LaunchError::Kind::kConfig, "the config has errors (DeepSpeed would refuse it too); no rank "
+                                                  "was started:\n" + errors);
+  return configs::resolved_config_json(result.resolved);
+}
+
+LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std::ostream& err) {
+  const double started_at = unix_now();
+  LaunchPlan plan = make_launch_plan(request);
+  for (const auto& note : plan.notes) err << "shardscope launch: " << note << "\n";
+  const int world = static_cast<int>(plan.ranks.size());
+  const std::string config_json = resolve_launch_config(plan.train, world);
+  check_master_port_free(plan.master_addr, plan.master_port);
+
+  std::unique_ptr<LaunchSession> session;
+  if (request.session_db) {
+    session = std::make_unique<LaunchSession>(*request.session_db);
+    attach_session(plan, session->collector_address(), session->uid());
+  }
+  err << "shardscope launch: " << describe_plan(plan)
+      << (session ? ", session " + session->uid() + " in " + *request.session_db : std::string()) << std::endl;
+
+  SupervisorOptions options;
+  options.ranks = plan.ranks;
+  options.grace_seconds = request.grace_seconds;
+  options.handle_signals = request.handle_signals;
+  options.out = &out;
+  options.err = &err;
+  options.each_rank_log_dir = request.each_rank_log_dir;
+  // Probe the environment before any rank starts: the loop must not pause while ranks write.
+  sessions::EnvironmentReport environment;
+  if (session) environment = request.environment_report ? request.environment_report() : collect_environment_report();
+  options.on_started = [&](const std::vector<StartedRank>& started) {
+    std::string pids;
+    for (const auto& r : started)
+      pids += (pids.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r.rank) + " pid " +
+              std::to_string(r.pid) + " (" + r.device + ")";
+    err << "shardscope launch: " << pids << std::endl;
+    if (session) session->send(make_run_start(request, plan, config_json, environment, started, started_at));
+  };
+  if (session) options.on_line = [&session](const sessions::LogLine& line) { session->send(line); };
+
+  LaunchOutcome outcome;
+  RankSupervisor supervisor(std::move(options));
+  outcome.result = supervisor.run();
+  outcome.exit_code = outcome.result.exit_code;
+  report_end(outcome.result, err, session.get());
+  if (session) {
+    sessions::RunEnd end{outcome.result.status, unix_now(), unix_now() - started_at, {}};
+    for (const auto& r : outcome.result.ranks) end.exit_codes.push_back({r.rank, r.exit_code});
+    session->send(end);
+    session->close();
+    outcome.session_uid = session->uid();
+  }
+  return outcome;
+}
+
+}  // namespace shardscope::engine::launcher
