@@ -1,5 +1,7 @@
 #include "engine/engine.hpp"
 
+#include "engine/gathered_parameters.hpp"
+
 #include <chrono>
 #include <iostream>
 #include <stdexcept>
@@ -117,6 +119,20 @@ std::unique_ptr<LrSchedule> make_lr_schedule(const configs::SchedulerConfig& c, 
                               "WarmupDecayLR, WarmupCosineLR, OneCycle or LRRangeTest");
 }
 
+ZeroSettings zero_settings_from_config(const configs::ZeroConfig& z) {
+  ZeroSettings s;
+  s.stage = z.stage;
+  s.reduce_bucket_size = z.reduce_bucket_size;
+  s.overlap_comm = z.overlap_comm;
+  s.contiguous_gradients = z.contiguous_gradients;
+  // DeepSpeed sets the prefetch bucket to 1 element (no prefetch) with stage3_allgather_sequential.
+  s.prefetch_bucket_size = z.allgather_sequential ? 1 : z.prefetch_bucket_size;
+  s.param_persistence_threshold = z.param_persistence_threshold;
+  s.max_live_parameters = z.max_live_parameters;
+  s.max_reuse_distance = z.max_reuse_distance;
+  return s;
+}
+
 Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedConfig& config,
                EngineOptions options)
     : model_(std::move(model)), config_(config), options_(std::move(options)) {
@@ -124,22 +140,39 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
   if (!config_.batch.resolved)
     throw std::invalid_argument("the config's batch keys are not resolved: give train_batch_size or "
                                 "train_micro_batch_size_per_gpu (validate the config for details)");
+  if (const auto& comm = options_.communicator) {
+    options_.rank = comm->rank();
+    options_.world_size = comm->world_size();
+    if (comm->device() != options_.device)
+      throw std::invalid_argument("the communicator's device " + comm->device().str() + " is not the engine's " +
+                                  options_.device.str());
+  } else if (options_.world_size != 1) {
+    throw std::invalid_argument("world_size " + std::to_string(options_.world_size) + " needs a communicator");
+  }
   model_dtype_ = dtype_for(config_.precision());
   autocast_dtype_ = autocast_dtype_for(config_.torch_autocast, options_.device);
-  model_->to(options_.device);
-  flat_ = std::make_unique<FlatParameters>(*model_, model_dtype_, options_.device);
-  if (model_dtype_ == torch::kFloat32) {
-    master_ = flat_->params();
-    fp32_grads_ = flat_->grads();
-  } else {
-    master_ = flat_->params().to(torch::kFloat32).clone();
-    fp32_grads_ = torch::zeros_like(master_);
-  }
-  std::vector<TensorSegment> segments;
-  for (const auto& slot : flat_->slots()) segments.push_back({slot.offset, slot.numel});
   const OptimizerSettings settings = optimizer_settings_from_config(config_.optimizer);
+  const int stage = config_.zero.stage;
+  if (settings.algorithm == OptimizerAlgorithm::kLamb && stage >= 1 && options_.world_size > 1)
+    throw std::invalid_argument("Lamb's trust ratio is computed per whole tensor, which ZeRO stage " +
+                                std::to_string(stage) + " splits across ranks; use stage 0 with Lamb, or "
+                                "Adam/AdamW/Lion/Adagrad/SGD with ZeRO");
+  runtime_ = std::make_unique<ZeroRuntime>(*model_, model_dtype_, options_.device, options_.communicator,
+                                           zero_settings_from_config(config_.zero));
+  const torch::Tensor& weights = runtime_->optimizer_params();
+  master_ = model_dtype_ == torch::kFloat32 ? weights : weights.to(torch::kFloat32).clone();
+  fp32_grads_ = runtime_->fp32_grads();
+  // Lamb's per-tensor trust ratio needs whole tensors in the buffer: true at stage 0 or one rank.
+  std::vector<TensorSegment> segments;
+  if (stage == 0 || options_.world_size == 1)
+    for (const auto& slot : runtime_->slots()) segments.push_back({slot.offset, slot.numel});
+  if (stage == 3 && options_.world_size == 1) {
+    segments.clear();
+    for (std::size_t i = 0; i < runtime_->slots().size(); ++i)
+      segments.push_back({runtime_->layout().slot_offset(static_cast<int>(i)), runtime_->slots()[i].numel});
+  }
   optimizer_ = std::make_unique<FlatOptimizer>(settings, master_, fp32_grads_,
-                                               model_dtype_ == torch::kFloat32 ? torch::Tensor() : flat_->params(),
+                                               model_dtype_ == torch::kFloat32 ? torch::Tensor() : weights,
                                                std::move(segments));
   scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
   if (config_.precision() == configs::PrecisionMode::kFp16) {
@@ -148,6 +181,8 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
         LossScalerOptions{f.loss_scale, f.initial_scale_power, static_cast<int>(f.loss_scale_window),
                           f.hysteresis, f.consecutive_hysteresis, f.min_loss_scale});
   }
+  runtime_->set_gather_timer([this](const std::string&, double ms) { current_times_.gather_ms += ms; });
+  if (auto* comm = communicator()) comm->report_progress(0);
 }
 
 Engine::~Engine() = default;
@@ -183,51 +218,74 @@ void Engine::backward(const torch::Tensor& loss) {
   const auto gas = gradient_accumulation_steps();
   if (gas > 1) scaled = scaled / static_cast<double>(gas);  // DeepSpeed's scale_wrt_gas
   if (scaler_) scaled = scaled * scaler_->scale();
+  // Stages 0-1 reduce only at the accumulation boundary (outside no_sync); 2-3 every micro-step.
+  runtime_->begin_backward(is_gradient_accumulation_boundary() && no_sync_depth_ == 0);
   scaled.backward();
   synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
-  const double ms = ms_since(start);
-  current_times_.backward_ms += ms;
-  current_times_.backward_inner_ms += ms;  // one rank: no reduction inside backward
+  const double inner = ms_since(start);
+  runtime_->end_backward();  // what is left of the reductions; with overlap_comm most ran inside
+  synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
+  const double total = ms_since(start);
+  current_times_.backward_ms += total;
+  current_times_.backward_inner_ms += inner;
+  current_times_.backward_allreduce_ms += total - inner;
 }
 
 bool Engine::is_gradient_accumulation_boundary() const {
   return (micro_steps_ + 1) % gradient_accumulation_steps() == 0;
 }
 
-Engine::NoSyncGuard::NoSyncGuard(Engine& engine) : engine_(engine) { ++engine_.no_sync_depth_; }
+Engine::NoSyncGuard::NoSyncGuard(Engine& engine) : engine_(engine) {
+  if (engine_.config_.zero.stage >= 2)
+    throw std::logic_error("no_sync context manager is incompatible with gradient partitioning logic of ZeRO stage " +
+                           std::to_string(engine_.config_.zero.stage));
+  ++engine_.no_sync_depth_;
+}
 Engine::NoSyncGuard::~NoSyncGuard() { --engine_.no_sync_depth_; }
 
-void Engine::zero_grad() {
-  flat_->zero_grads();
-  if (fp32_grads_.data_ptr() != flat_->grads().data_ptr()) fp32_grads_.zero_();
+void Engine::zero_grad() { runtime_->zero_grads(); }
+
+void Engine::refresh_master_from_weights() {
+  torch::NoGradGuard no_grad;
+  if (master_.data_ptr() != runtime_->optimizer_params().data_ptr()) master_.copy_(runtime_->optimizer_params());
 }
 
 bool Engine::gradients_overflowed() {
   const auto precision = config_.precision();
   const bool check = precision == configs::PrecisionMode::kFp16 ||
                      (precision == configs::PrecisionMode::kBf16 && config_.bf16.check_grad_overflow);
-  const double inv_scale = scaler_ ? 1.0 / scaler_->scale() : 1.0;
+  // The reduced gradients are sums over ranks: dividing by the world size averages them, as
+  // DeepSpeed's postscale_gradients does, in the same pass as the loss-scale division.
+  const double inv_scale = 1.0 / ((scaler_ ? scaler_->scale() : 1.0) * options_.world_size);
+  bool overflow = false;
   if (fp32_grads_.is_cpu()) {
     float* g = fp32_grads_.data_ptr<float>();
     const auto n = static_cast<std::size_t>(fp32_grads_.numel());
-    if (check) return kernels::cpu_unscale_and_check(g, n, static_cast<float>(inv_scale));
-    if (inv_scale != 1.0) kernels::cpu_scale(g, n, static_cast<float>(inv_scale));
-    return false;
+    if (check)
+      overflow = kernels::cpu_unscale_and_check(g, n, static_cast<float>(inv_scale));
+    else if (inv_scale != 1.0)
+      kernels::cpu_scale(g, n, static_cast<float>(inv_scale));
+  } else {
+    torch::NoGradGuard no_grad;
+    overflow = check && !torch::isfinite(fp32_grads_).all().item<bool>();
+    if (inv_scale != 1.0) fp32_grads_.mul_(inv_scale);
   }
-  torch::NoGradGuard no_grad;
-  const bool overflow = check && !torch::isfinite(fp32_grads_).all().item<bool>();
-  if (inv_scale != 1.0) fp32_grads_.mul_(inv_scale);
+  // Each rank saw only its shard: the skip decision must be the same everywhere.
+  if (check && runtime_->sharded() && options_.world_size > 1)
+    overflow = communicator()->all_reduce_scalar(overflow ? 1.0 : 0.0, ReduceOp::kMax) > 0;
   return overflow;
 }
 
 double Engine::clip_gradients() {
-  double norm = 0;
+  double squares = 0;
   if (fp32_grads_.is_cpu()) {
-    norm = std::sqrt(kernels::cpu_squared_l2_norm(fp32_grads_.data_ptr<float>(),
-                                                  static_cast<std::size_t>(fp32_grads_.numel())));
+    squares = kernels::cpu_squared_l2_norm(fp32_grads_.data_ptr<float>(), static_cast<std::size_t>(fp32_grads_.numel()));
   } else {
-    norm = fp32_grads_.norm(2).item<double>();
+    squares = fp32_grads_.square().sum(torch::kFloat64).item<double>();
   }
+  // The global norm: sum of the shards' squares (padding is zero), the same on every rank.
+  if (runtime_->sharded() && options_.world_size > 1) squares = communicator()->all_reduce_scalar(squares, ReduceOp::kSum);
+  const double norm = std::sqrt(squares);
   const double clip = config_.gradient_clipping;
   if (clip > 0) {
     const double coefficient = kernels::clip_coefficient(norm, clip);
@@ -254,10 +312,6 @@ StepOutcome Engine::step() {
                            "disallows it; leave the no_sync() scope before the boundary step");
   const auto start = Clock::now();
   outcome.boundary = true;
-  if (fp32_grads_.data_ptr() != flat_->grads().data_ptr()) {
-    torch::NoGradGuard no_grad;
-    fp32_grads_.copy_(flat_->grads());
-  }
   const bool overflow = gradients_overflowed();
   if (overflow) {
     outcome.skipped = true;
@@ -270,12 +324,14 @@ StepOutcome Engine::step() {
   } else {
     outcome.grad_norm = clip_gradients();
     optimizer_->step(outcome.lr, scheduler_->current_momentum(), scheduler_->beta2());
+    runtime_->after_optimizer_step();
     scheduler_->step();
     if (scaler_) scaler_->update(false, options_.rank);
   }
   zero_grad();
   ++global_steps_;
   global_samples_ += train_batch_size();
+  if (auto* comm = communicator()) comm->report_progress(global_steps_);
   synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
   current_times_.step_ms += ms_since(start);
   last_times_ = current_times_;
@@ -296,8 +352,8 @@ InitializeResult initialize(std::shared_ptr<TrainableModel> model, const configs
   if (training_data) {
     DataLoaderOptions loader;
     loader.micro_batch_size = config.batch.train_micro_batch_size_per_gpu;
-    loader.rank = options.rank;
-    loader.world_size = options.world_size;
+    loader.rank = options.communicator ? options.communicator->rank() : options.rank;
+    loader.world_size = options.communicator ? options.communicator->world_size() : options.world_size;
     loader.drop_last = config.dataloader_drop_last;
     result.training_dataloader = std::make_shared<ShardedDataLoader>(std::move(training_data), loader);
   }
@@ -305,6 +361,36 @@ InitializeResult initialize(std::shared_ptr<TrainableModel> model, const configs
   result.optimizer = &result.engine->optimizer();
   result.lr_scheduler = &result.engine->lr_scheduler();
   return result;
+}
+
+}  // namespace shardscope::engine
+
+namespace shardscope::engine {
+
+GatheredParameters::GatheredParameters(Engine& engine, std::optional<int> modifier_rank)
+    : engine_(engine), modifier_rank_(modifier_rank) {
+  if (modifier_rank_ && (*modifier_rank_ < 0 || *modifier_rank_ >= engine_.world_size()))
+    throw std::invalid_argument("GatheredParameters: modifier rank " + std::to_string(*modifier_rank_) +
+                                " is not a rank of this world of " + std::to_string(engine_.world_size()));
+  engine_.zero().gather_all();
+}
+
+GatheredParameters::~GatheredParameters() {
+  try {
+    close();
+  } catch (const std::exception& e) {
+    std::cerr << "GatheredParameters: " << e.what() << std::endl;
+  }
+}
+
+void GatheredParameters::close() {
+  if (!open_) return;
+  open_ = false;
+  if (modifier_rank_) {
+    engine_.zero().scatter_from_gathered(*modifier_rank_);
+    engine_.refresh_master_from_weights();
+  }
+  engine_.zero().release_all();
 }
 
 }  // namespace shardscope::engine

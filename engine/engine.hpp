@@ -14,19 +14,23 @@
 #include <torch/torch.h>
 
 #include "configs/config_model.hpp"
+#include "engine/communicator.hpp"
 #include "engine/data/data_loader.hpp"
 #include "engine/flat_optimizer.hpp"
 #include "engine/flat_parameters.hpp"
 #include "engine/loss_scaler.hpp"
 #include "engine/lr_schedules.hpp"
 #include "engine/models/trainable_model.hpp"
+#include "engine/zero/zero_runtime.hpp"
 
 namespace shardscope::engine {
 
 struct EngineOptions {
   torch::Device device = torch::kCPU;
   int rank = 0;
-  int world_size = 1;  ///< data-parallel ranks (the ZeRO issue adds the communicator)
+  int world_size = 1;  ///< data-parallel ranks; taken from the communicator when there is one
+  /// The data-parallel group; null trains one rank.
+  std::shared_ptr<Communicator> communicator;
   /// Where DeepSpeed-style log lines go (progress, overflow, timers); default: stdout on rank 0.
   std::function<void(const std::string&)> log;
 };
@@ -42,9 +46,10 @@ struct StepOutcome {
 };
 
 /// Wall-clock milliseconds of the phases of the last boundary (sums over its micro-steps),
-/// DeepSpeed's wall_clock_breakdown timers.
+/// DeepSpeed's wall_clock_breakdown timers; gather_ms is stage 3's wait for gathered weights.
 struct PhaseTimes {
   double forward_ms = 0, backward_ms = 0, backward_inner_ms = 0, backward_allreduce_ms = 0, step_ms = 0;
+  double gather_ms = 0;
 };
 
 class Engine {
@@ -91,10 +96,17 @@ class Engine {
   FlatOptimizer& optimizer() { return *optimizer_; }
   const FlatOptimizer& optimizer() const { return *optimizer_; }
   LrSchedule& lr_scheduler() { return *scheduler_; }
-  const FlatParameters& flat_parameters() const { return *flat_; }
+  /// The ZeRO buffers and collectives of this rank (layout, shards, stage-3 gathering).
+  const ZeroRuntime& zero() const { return *runtime_; }
+  ZeroRuntime& zero() { return *runtime_; }
+  /// Elements of the model's trainable parameters.
+  std::int64_t parameter_count() const { return runtime_->parameter_count(); }
+  int rank() const { return options_.rank; }
+  int world_size() const { return options_.world_size; }
+  Communicator* communicator() const { return options_.communicator.get(); }
   const configs::ResolvedConfig& config() const { return config_; }
   const EngineOptions& options() const { return options_; }
-  /// fp32 master weights (the model's own buffer in fp32 training).
+  /// fp32 master weights of this rank's shard (the model's own buffer in fp32 training at stage 0).
   const torch::Tensor& master_weights() const { return master_; }
   torch::Dtype model_dtype() const { return model_dtype_; }
   /// The loss scaler of fp16 training; null otherwise.
@@ -110,11 +122,16 @@ class Engine {
   /// Counters restored by load_checkpoint (also used by the checkpoint code).
   void restore_counters(std::int64_t global_steps, std::int64_t global_samples, std::int64_t skipped_steps);
 
+  /// After the 16-bit weights changed outside the optimizer (GatheredParameters with a modifier
+  /// rank, a checkpoint load): copies them into the fp32 master.
+  void refresh_master_from_weights();
+
  private:
   friend class NoSyncGuard;
   void log(const std::string& line) const;
   bool gradients_overflowed();
   double clip_gradients();
+  void load_shards(const std::string& folder, bool bf16, const std::string& where);
   void zero_grad();
 
   std::shared_ptr<TrainableModel> model_;
@@ -122,7 +139,7 @@ class Engine {
   EngineOptions options_;
   torch::Dtype model_dtype_ = torch::kFloat32;
   std::optional<torch::Dtype> autocast_dtype_;
-  std::unique_ptr<FlatParameters> flat_;
+  std::unique_ptr<ZeroRuntime> runtime_;
   torch::Tensor master_, fp32_grads_;
   std::unique_ptr<FlatOptimizer> optimizer_;
   std::unique_ptr<LrSchedule> scheduler_;

@@ -1,9 +1,12 @@
-// Engine::save_checkpoint and Engine::load_checkpoint: DeepSpeed's layout (checkpoint_files.hpp)
-// with the state a resumed run needs to continue exactly: weights, fp32 master, optimizer state
-// and step, scheduler iteration, loss scaler, counters and the client state (data position).
+// Engine::save_checkpoint and Engine::load_checkpoint: DeepSpeed's layout (checkpoint_files.hpp).
+// Saving is collective: every rank writes its own optimizer shard (and at stage 3 its own
+// model-states file), rank 0 the shared model states, and `latest` moves only after a barrier
+// says every rank's files are in place. Loading reassembles the shards of any world size and stage
+// (checkpoint_shards.hpp) and cuts this rank's shard out of them.
 #include <filesystem>
 
 #include "engine/checkpoint_files.hpp"
+#include "engine/checkpoint_shards.hpp"
 #include "engine/engine.hpp"
 #include "sessions/build_info.hpp"
 
@@ -16,17 +19,10 @@ using TensorDict = c10::Dict<std::string, torch::Tensor>;
 // A str -> Any dict, which Python's torch.load reads back as a plain dict.
 IDict new_dict() { return IDict(c10::StringType::get(), c10::AnyType::get()); }
 
-const c10::IValue& entry(const c10::impl::GenericDict& dict, const std::string& key, const std::string& file) {
+const c10::IValue& entry(const IDict& dict, const std::string& key, const std::string& file) {
   auto it = dict.find(key);
   if (it == dict.end()) throw std::runtime_error("checkpoint file '" + file + "' has no '" + key + "' entry");
   return it->value();
-}
-
-c10::impl::GenericDict load_dict(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw std::runtime_error("checkpoint file '" + path + "' does not exist");
-  c10::IValue value = torch::pickle_load(read_file(path));
-  if (!value.isGenericDict()) throw std::runtime_error("checkpoint file '" + path + "' does not hold a dict");
-  return value.toGenericDict();
 }
 
 IDict scaler_dict(const LossScalerState& s) {
@@ -38,7 +34,7 @@ IDict scaler_dict(const LossScalerState& s) {
   return d;
 }
 
-LossScalerState scaler_state(const c10::impl::GenericDict& d, const std::string& file) {
+LossScalerState scaler_state(const IDict& d, const std::string& file) {
   LossScalerState s;
   s.cur_scale = entry(d, "cur_scale", file).toDouble();
   s.cur_iter = entry(d, "cur_iter", file).toInt();
@@ -47,98 +43,155 @@ LossScalerState scaler_state(const c10::impl::GenericDict& d, const std::string&
   return s;
 }
 
+torch::Tensor cpu_copy(const torch::Tensor& t) { return t.detach().to(torch::kCPU).clone(); }
+
 }  // namespace
 
 void Engine::save_checkpoint(const std::string& dir, std::optional<std::string> tag,
                              const std::string& client_state_json) {
   const std::string chosen = tag.value_or(default_checkpoint_tag(global_steps_));
   const std::filesystem::path folder = std::filesystem::path(dir) / chosen;
+  const int stage = config_.zero.stage, rank = options_.rank;
   const bool bf16 = config_.precision() == configs::PrecisionMode::kBf16;
-  const bool separate_optimizer = bf16 || config_.zero.stage > 0;
+  const bool separate_optimizer = bf16 || stage > 0;
   const std::string version = "shardscope " + sessions::build_info().version;
+  const auto& zero = *runtime_;
 
-  TensorDict module;
-  for (const auto& slot : flat_->slots()) module.insert(slot.name, slot.param.detach().to(torch::kCPU).clone());
+  // This rank's optimizer shard (the whole optimizer at stage 0, where every rank holds the same).
   IDict optimizer = new_dict();
   TensorDict state;
-  for (const auto& [name, buffer] : optimizer_->state()) state.insert(name, buffer.to(torch::kCPU).clone());
-  optimizer.insert("optimizer_type", optimizer_->settings().type_name);
-  optimizer.insert("step", optimizer_->step_count());
-  optimizer.insert("state", state);
-  if (model_dtype_ != torch::kFloat32) optimizer.insert("fp32_master", master_.to(torch::kCPU).clone());
+  for (const auto& [name, buffer] : optimizer_->state()) state.insert(name, cpu_copy(buffer));
+  IDict base = new_dict();
+  base.insert("optimizer_type", optimizer_->settings().type_name);
+  base.insert("step", optimizer_->step_count());
+  base.insert("state", state);
+  optimizer.insert("base_optimizer_state", base);
+  optimizer.insert("zero_stage", c10::IValue(static_cast<std::int64_t>(stage)));
+  optimizer.insert("partition_count", c10::IValue(static_cast<std::int64_t>(zero.sharded() ? options_.world_size : 1)));
+  optimizer.insert("partition_rank", c10::IValue(static_cast<std::int64_t>(zero.sharded() ? rank : 0)));
+  c10::List<torch::Tensor> fp32_groups;
+  fp32_groups.push_back(cpu_copy(master_));
+  optimizer.insert(stage == 3 ? "fp32_flat_groups" : "single_partition_of_fp32_groups", fp32_groups);
+  optimizer.insert("shardscope_layout", zero.layout().to_json());
+  optimizer.insert("dynamic_loss_scale", scaler_ && scaler_->dynamic());
+  optimizer.insert("overflow", false);
+  optimizer.insert("clip_grad", config_.gradient_clipping);
   if (scaler_) optimizer.insert("loss_scaler", scaler_dict(scaler_->state()));
+  optimizer.insert("ds_version", version);
 
-  IDict model_states = new_dict();
-  model_states.insert("module", module);
-  if (!separate_optimizer) model_states.insert("optimizer", optimizer);
+  IDict module = new_dict();
+  IDict shapes = new_dict();
+  c10::List<std::string> names;
+  for (const auto& slot : zero.slots()) {
+    if (stage < 3) module.insert(slot.name, cpu_copy(slot.param));  // stage 3 keeps weights only in the shards
+    shapes.insert(slot.name, c10::List<std::int64_t>(slot.shape));
+    names.push_back(slot.name);
+  }
+  IDict states = new_dict();
+  states.insert("module", module);
+  states.insert("param_shapes", shapes);
+  states.insert("param_names", names);
+  if (!separate_optimizer) states.insert("optimizer", optimizer);
   IDict scheduler = new_dict();
   scheduler.insert("last_batch_iteration", c10::IValue(static_cast<std::int64_t>(scheduler_->last_batch_iteration())));
-  model_states.insert("lr_scheduler", scheduler);
-  model_states.insert("global_steps", global_steps_);
-  model_states.insert("global_samples", global_samples_);
-  model_states.insert("skipped_steps", skipped_steps_);
-  model_states.insert("dp_world_size", c10::IValue(static_cast<std::int64_t>(options_.world_size)));
-  model_states.insert("mp_world_size", c10::IValue(static_cast<std::int64_t>(1)));
-  model_states.insert("ds_version", version);
-  model_states.insert("client_state", client_state_json);
-  write_file_atomically((folder / model_states_file_name(config_.zero.stage, options_.rank)).string(),
-                        torch::pickle_save(model_states));
-  if (separate_optimizer) {
+  states.insert("lr_scheduler", scheduler);
+  states.insert("global_steps", global_steps_);
+  states.insert("global_samples", global_samples_);
+  states.insert("skipped_steps", skipped_steps_);
+  states.insert("zero_stage", c10::IValue(static_cast<std::int64_t>(stage)));
+  states.insert("dp_world_size", c10::IValue(static_cast<std::int64_t>(options_.world_size)));
+  states.insert("mp_world_size", c10::IValue(static_cast<std::int64_t>(1)));
+  states.insert("ds_version", version);
+  states.insert("client_state", client_state_json);
+
+  if (stage == 3 || rank == 0)
+    write_file_atomically((folder / model_states_file_name(stage, rank)).string(), torch::pickle_save(states));
+  if (separate_optimizer && (zero.sharded() || rank == 0)) {
     IDict optim_file = new_dict();
     optim_file.insert("optimizer_state_dict", optimizer);
     optim_file.insert("ds_version", version);
-    write_file_atomically((folder / optim_states_file_name(bf16, options_.rank)).string(),
+    write_file_atomically((folder / optim_states_file_name(bf16, zero.sharded() ? rank : 0)).string(),
                           torch::pickle_save(optim_file));
   }
-  // `latest` moves only after every file of the tag is in place.
-  if (options_.rank == 0) {
+  // `latest` moves only after every rank's files of the tag are in place.
+  if (auto* comm = communicator()) comm->barrier();
+  if (rank == 0) {
     const std::vector<char> text(chosen.begin(), chosen.end());
     write_file_atomically((std::filesystem::path(dir) / "latest").string(), text);
   }
-  log("[Rank " + std::to_string(options_.rank) + "] Saved checkpoint " + folder.string());
+  log("[Rank " + std::to_string(rank) + "] Saved checkpoint " + folder.string());
 }
 
 std::string Engine::load_checkpoint(const std::string& dir, std::optional<std::string> tag) {
-  const std::string chosen = tag ? *tag : read_latest_tag(dir);
-  const std::filesystem::path folder = std::filesystem::path(dir) / chosen;
-  const bool bf16 = config_.precision() == configs::PrecisionMode::kBf16;
-  const bool separate_optimizer = bf16 || config_.zero.stage > 0;
-  const std::string states_path = (folder / model_states_file_name(config_.zero.stage, options_.rank)).string();
-  const auto states = load_dict(states_path);
+  const CheckpointShards shards(dir, tag.value_or(""));
+  const auto& info = shards.info();
+  const auto& zero = *runtime_;
+  const std::string where = info.folder;
+  // Parameters are matched by name, so a checkpoint of the same model loads at any stage and world size.
+  if (info.names.size() != zero.slots().size())
+    throw std::runtime_error("checkpoint '" + where + "' has " + std::to_string(info.names.size()) +
+                             " parameters, the model " + std::to_string(zero.slots().size()));
+  std::vector<std::int64_t> saved_offset(info.names.size());
+  std::map<std::string, std::size_t> saved_index;
+  std::int64_t running = 0;
+  for (std::size_t i = 0; i < info.names.size(); ++i) {
+    saved_index[info.names[i]] = i;
+    saved_offset[i] = running;
+    std::int64_t n = 1;
+    for (auto d : info.shapes[i]) n *= d;
+    running += n;
+  }
+  // Reorders a saved canonical buffer into this model's order and cuts this rank's shard out of it.
+  const auto my_shard = [&](const torch::Tensor& saved) {
+    auto ordered = torch::empty({zero.parameter_count()}, torch::kFloat32);
+    std::int64_t offset = 0;
+    for (const auto& slot : zero.slots()) {
+      auto it = saved_index.find(slot.name);
+      if (it == saved_index.end())
+        throw std::runtime_error("checkpoint '" + where + "' has no parameter '" + slot.name + "'");
+      if (info.shapes[it->second] != slot.shape)
+        throw std::runtime_error("checkpoint parameter '" + slot.name + "' has shape " +
+                                 c10::str(c10::IntArrayRef(info.shapes[it->second])) + ", the model expects " +
+                                 c10::str(c10::IntArrayRef(slot.shape)));
+      ordered.narrow(0, offset, slot.numel).copy_(saved.narrow(0, saved_offset[it->second], slot.numel));
+      offset += slot.numel;
+    }
+    auto shard = torch::empty({zero.layout().shard_numel()}, torch::kFloat32);
+    zero.layout().shard_from_canonical(ordered.data_ptr<float>(), zero.stage() == 0 ? 0 : options_.rank,
+                                       shard.data_ptr<float>());
+    return shard;
+  };
 
-  const auto module = entry(states, "module", states_path).toGenericDict();
   torch::NoGradGuard no_grad;
-  for (const auto& slot : flat_->slots()) {
-    auto it = module.find(slot.name);
-    TORCH_CHECK(it != module.end(), "checkpoint '", states_path, "' has no tensor '", slot.name, "'");
-    const torch::Tensor saved = it->value().toTensor();
-    TORCH_CHECK(saved.sizes().vec() == slot.shape, "checkpoint tensor '", slot.name, "' has shape ",
-                saved.sizes(), ", the model expects ", c10::IntArrayRef(slot.shape));
-    slot.param.copy_(saved);
-  }
-  std::string optim_path = states_path;
-  c10::impl::GenericDict optimizer = states;
-  if (separate_optimizer) {
-    optim_path = (folder / optim_states_file_name(bf16, options_.rank)).string();
-    optimizer = entry(load_dict(optim_path), "optimizer_state_dict", optim_path).toGenericDict();
-  } else {
-    optimizer = entry(states, "optimizer", states_path).toGenericDict();
-  }
+  // fp32 master first, then the 16-bit weights from it (DeepSpeed's load_from_fp32_weights).
+  master_.copy_(my_shard(shards.canonical("fp32")));
+  if (master_.data_ptr() != zero.optimizer_params().data_ptr())
+    runtime_->optimizer_params().copy_(master_);
   std::map<std::string, torch::Tensor> state;
-  for (const auto& item : entry(optimizer, "state", optim_path).toGenericDict())
-    state[item.key().toStringRef()] = item.value().toTensor();
-  optimizer_->load_state(state, entry(optimizer, "step", optim_path).toInt());
-  if (model_dtype_ != torch::kFloat32) master_.copy_(entry(optimizer, "fp32_master", optim_path).toTensor());
-  if (scaler_) scaler_->load_state(scaler_state(entry(optimizer, "loss_scaler", optim_path).toGenericDict(), optim_path));
+  for (const auto& name : info.state_names) state[name] = my_shard(shards.canonical(name));
+  optimizer_->load_state(state, info.optimizer_step);
+  runtime_->after_optimizer_step();  // stages 1-2: all-gather the weights; stage 3: re-gather on use
+
+  const auto& optimizer = shards.optimizer_dict();
+  if (scaler_) {
+    auto it = optimizer.find("loss_scaler");
+    if (it == optimizer.end())
+      throw std::runtime_error("checkpoint '" + where + "' has no fp16 loss scaler state (it was saved in " +
+                               info.precision + ")");
+    scaler_->load_state(scaler_state(it->value().toGenericDict(), where));
+  }
+  const auto& states = shards.model_states();
   scheduler_->set_last_batch_iteration(
-      entry(entry(states, "lr_scheduler", states_path).toGenericDict(), "last_batch_iteration", states_path).toInt());
-  restore_counters(entry(states, "global_steps", states_path).toInt(),
-                   entry(states, "global_samples", states_path).toInt(),
-                   entry(states, "skipped_steps", states_path).toInt());
+      entry(entry(states, "lr_scheduler", where).toGenericDict(), "last_batch_iteration", where).toInt());
+  restore_counters(info.global_steps, info.global_samples, info.skipped_steps);
   zero_grad();
-  log("[Rank " + std::to_string(options_.rank) + "] Loaded checkpoint " + folder.string() + " at step " +
-      std::to_string(global_steps_));
-  return entry(states, "client_state", states_path).toStringRef();
+  log("[Rank " + std::to_string(options_.rank) + "] Loaded checkpoint " + where + " at step " +
+      std::to_string(global_steps_) +
+      (info.world_size != options_.world_size || info.zero_stage != config_.zero.stage
+           ? " (saved by " + std::to_string(info.world_size) + " rank(s) at ZeRO stage " +
+                 std::to_string(info.zero_stage) + ", resharded)"
+           : ""));
+  return entry(states, "client_state", where).toStringRef();
 }
 
 }  // namespace shardscope::engine

@@ -1,12 +1,14 @@
 #include "engine/flat_parameters.hpp"
 
+#include <limits>
 #include <unordered_set>
+
+#include "engine/zero/partition_layout.hpp"
 
 namespace shardscope::engine {
 
-FlatParameters::FlatParameters(torch::nn::Module& module, torch::Dtype dtype, torch::Device device,
-                               std::int64_t pad_to) {
-  TORCH_CHECK(pad_to >= 1, "FlatParameters: pad_to must be >= 1, got ", pad_to);
+std::vector<ParameterSlot> FlatParameters::collect_slots(torch::nn::Module& module) {
+  std::vector<ParameterSlot> slots;
   // A tied weight is registered under two names; it is one parameter and takes one slot.
   std::unordered_set<const void*> seen;
   for (const auto& item : module.named_parameters(/*recurse=*/true)) {
@@ -15,19 +17,37 @@ FlatParameters::FlatParameters(torch::nn::Module& module, torch::Dtype dtype, to
     ParameterSlot slot;
     slot.name = item.key();
     slot.param = p;
-    slot.offset = numel_;
     slot.numel = p.numel();
     slot.shape = p.sizes().vec();
-    numel_ += slot.numel;
-    slots_.push_back(std::move(slot));
+    slots.push_back(std::move(slot));
   }
-  TORCH_CHECK(!slots_.empty(), "the model has no trainable parameters");
-  const std::int64_t padded = (numel_ + pad_to - 1) / pad_to * pad_to;
+  TORCH_CHECK(!slots.empty(), "the model has no trainable parameters");
+  return slots;
+}
+
+FlatParameters::FlatParameters(torch::nn::Module& module, torch::Dtype dtype, torch::Device device,
+                               std::int64_t pad_to) {
+  TORCH_CHECK(pad_to >= 1, "FlatParameters: pad_to must be >= 1, got ", pad_to);
+  auto slots = collect_slots(module);
+  std::vector<std::int64_t> numels;
+  for (const auto& slot : slots) numels.push_back(slot.numel);
+  // One group padded to pad_to: the layout of a single bucket.
+  const auto layout = PartitionLayout::buckets(numels, std::numeric_limits<std::int64_t>::max(), static_cast<int>(pad_to));
+  *this = FlatParameters(std::move(slots), layout, dtype, device, true);
+}
+
+FlatParameters::FlatParameters(std::vector<ParameterSlot> slots, const PartitionLayout& layout, torch::Dtype dtype,
+                               torch::Device device, bool with_grads)
+    : slots_(std::move(slots)), numel_(layout.numel()) {
+  TORCH_CHECK(slots_.size() == layout.slot_count(), "FlatParameters: the layout has ", layout.slot_count(),
+              " parameters, the model ", slots_.size());
   const auto options = torch::TensorOptions().dtype(dtype).device(device);
-  params_ = torch::zeros({padded}, options);
-  grads_ = torch::zeros({padded}, options);
+  params_ = torch::zeros({layout.padded_numel()}, options);
+  if (with_grads) grads_ = torch::zeros({layout.padded_numel()}, options);
   torch::NoGradGuard no_grad;
-  for (auto& slot : slots_) {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    auto& slot = slots_[i];
+    slot.offset = layout.slot_offset(static_cast<int>(i));
     torch::Tensor view = params_.narrow(0, slot.offset, slot.numel).view(slot.shape);
     view.copy_(slot.param.detach());
     slot.param.set_data(view);
@@ -35,9 +55,12 @@ FlatParameters::FlatParameters(torch::nn::Module& module, torch::Dtype dtype, to
   bind_grads();
 }
 
-void FlatParameters::zero_grads() { grads_.zero_(); }
+void FlatParameters::zero_grads() {
+  if (grads_.defined()) grads_.zero_();
+}
 
 void FlatParameters::bind_grads() {
+  if (!grads_.defined()) return;
   for (auto& slot : slots_)
     slot.param.mutable_grad() = grads_.narrow(0, slot.offset, slot.numel).view(slot.shape);
 }

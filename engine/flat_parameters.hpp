@@ -13,6 +13,8 @@
 
 namespace shardscope::engine {
 
+class PartitionLayout;
+
 struct ParameterSlot {
   std::string name;      ///< the module's name for it (Hugging Face names for the built-in models)
   torch::Tensor param;   ///< the parameter itself (a view into the flat buffer)
@@ -28,6 +30,13 @@ class FlatParameters {
   /// size, so partitions are equal slices).
   FlatParameters(torch::nn::Module& module, torch::Dtype dtype, torch::Device device,
                  std::int64_t pad_to = 1);
+  /// Places `slots` (from collect_slots) where `layout` puts them, converted to `dtype` on
+  /// `device`; with `with_grads`, each .grad becomes a view into a flat gradient buffer too.
+  FlatParameters(std::vector<ParameterSlot> slots, const PartitionLayout& layout, torch::Dtype dtype,
+                 torch::Device device, bool with_grads);
+
+  /// The trainable parameters of `module` in registration order, a tied one once (offsets unset).
+  static std::vector<ParameterSlot> collect_slots(torch::nn::Module& module);
 
   const torch::Tensor& params() const { return params_; }
   const torch::Tensor& grads() const { return grads_; }
@@ -36,7 +45,7 @@ class FlatParameters {
   std::int64_t numel() const { return numel_; }
   std::int64_t padded_numel() const { return params_.numel(); }
 
-  /// Zeroes the gradient buffer (the .grad views stay bound to it).
+  /// Zeroes the gradient buffer (the .grad views stay bound to it); no-op without one.
   void zero_grads();
   /// Re-points every parameter's .grad at the flat buffer, in case user code replaced one.
   void bind_grads();

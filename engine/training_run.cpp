@@ -24,17 +24,6 @@
 namespace shardscope::engine {
 namespace {
 
-int env_int(const char* name, int fallback) {
-  const char* text = std::getenv(name);
-  if (!text || !*text) return fallback;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 0)
-    throw std::invalid_argument(std::string("environment variable ") + name + "='" + text +
-                                "' is not a non-negative integer");
-  return static_cast<int>(value);
-}
-
 torch::Device resolve_device(const std::string& text, int local_rank) {
   if (text == "auto")
     return torch::cuda::is_available() ? torch::Device(torch::kCUDA, local_rank) : torch::Device(torch::kCPU);
@@ -124,13 +113,16 @@ double training_flops_per_sample(const ModelSpec& spec, double parameters) {
 
 TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::ostream& err) {
   if (o.steps <= 0) throw std::invalid_argument("--steps must be a positive number of optimizer steps");
-  const int rank = env_int("RANK", 0), local_rank = env_int("LOCAL_RANK", 0), world = env_int("WORLD_SIZE", 1);
-  if (world != 1)
-    throw std::invalid_argument("WORLD_SIZE=" + std::to_string(world) +
-                                ": this build trains one rank per run (the ZeRO communicator is not in it)");
+  CommunicatorOptions comm_options = communicator_options_from_environment();
+  const int rank = comm_options.rank, local_rank = comm_options.local_rank, world = comm_options.world_size;
   const LoadedConfig loaded = load_config(o, world, err);
   const auto& config = loaded.config;
   const torch::Device device = resolve_device(o.device, local_rank);
+  std::shared_ptr<Communicator> comm;
+  if (world > 1) {
+    comm_options.device = device;
+    comm = Communicator::connect(comm_options);
+  }
 
   torch::manual_seed(o.seed);
   auto model = build_model(o.model);
@@ -153,11 +145,12 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   engine_options.device = device;
   engine_options.rank = rank;
   engine_options.world_size = world;
+  engine_options.communicator = comm;
   TrainingTelemetry telemetry(o, config, loaded.json, rank, out, err);
   engine_options.log = [&telemetry](const std::string& line) { telemetry.log_line(line); };
   Engine engine(model, config, engine_options);
   if (o.load_dir) loader.set_position(data_position_from(engine.load_checkpoint(*o.load_dir), *o.load_dir));
-  telemetry.start(engine, training_flops_per_sample(o.model, static_cast<double>(engine.flat_parameters().numel())));
+  telemetry.start(engine, training_flops_per_sample(o.model, static_cast<double>(engine.parameter_count())));
 
   TrainRunResult result;
   const auto started = std::chrono::steady_clock::now();

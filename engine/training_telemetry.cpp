@@ -65,9 +65,16 @@ MemorySample sample_memory(const Engine& engine) {
   }
 #endif
   const auto bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<std::int64_t>(t.element_size()) : 0; };
-  const auto& flat = engine.flat_parameters();
-  m.allocated = bytes(flat.params()) + bytes(flat.grads()) + engine.optimizer().state_bytes();
-  if (engine.model_dtype() != torch::kFloat32) m.allocated += 2 * bytes(engine.master_weights());  // master + fp32 grads
+  // Tensor bytes this rank holds: full weights and gradients (stages 0-2, 0-1), the 16-bit shard,
+  // the fp32 master and gradients of the shard, and the optimizer state.
+  const auto same = [](const torch::Tensor& a, const torch::Tensor& b) {
+    return a.defined() && b.defined() && a.data_ptr() == b.data_ptr();
+  };
+  const auto& zero = engine.zero();
+  m.allocated = bytes(zero.full_params()) + bytes(zero.full_grads()) + engine.optimizer().state_bytes();
+  if (zero.stage() >= 1) m.allocated += bytes(zero.optimizer_params());
+  if (!same(zero.fp32_grads(), zero.full_grads())) m.allocated += bytes(zero.fp32_grads());
+  if (!same(engine.master_weights(), zero.optimizer_params())) m.allocated += bytes(engine.master_weights());
   m.reserved = m.allocated;
   m.peak = m.allocated;
   return m;

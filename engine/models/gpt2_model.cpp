@@ -133,8 +133,10 @@ std::vector<ModelLayer> Gpt2Model::layers() {
 torch::Tensor Gpt2Model::forward(const torch::Tensor& input_ids) {
   TORCH_CHECK(input_ids.dim() == 2, "gpt2 model: input ids must be [batch, seq], got ", input_ids.sizes());
   const auto t = input_ids.size(1);
-  TORCH_CHECK(t <= wpe_->weight.size(0), "gpt2 model: sequence of ", t, " tokens exceeds the ",
-              wpe_->weight.size(0), " learned positions (n_positions)");
+  // From the options, not wpe's weight: under ZeRO stage 3 it is empty until gathered.
+  const auto positions_count = options_.shape.max_positions > 0 ? options_.shape.max_positions : options_.shape.seq_len;
+  TORCH_CHECK(t <= positions_count, "gpt2 model: sequence of ", t, " tokens exceeds the ", positions_count,
+              " learned positions (n_positions)");
   std::size_t index = 0;
   auto x = run_layer(index++, *wte_, input_ids, [&](const torch::Tensor& ids) { return wte_->forward(ids); }, false);
   const auto positions = torch::arange(t, input_ids.options().dtype(torch::kLong));

@@ -1,0 +1,334 @@
+#include "engine/communicator.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#ifdef SHARDSCOPE_TORCH_HAS_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace shardscope::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::optional<long> env_long(const char* name) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return std::nullopt;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 0)
+    throw std::invalid_argument(std::string("environment variable ") + name + "='" + text +
+                                "' is not a non-negative integer");
+  return value;
+}
+
+// The first of `names` that is set (torchrun / DeepSpeed names first, then Open MPI's and PMI's).
+std::optional<long> first_env(std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (auto value = env_long(name)) return value;
+  return std::nullopt;
+}
+
+c10d::ReduceOp to_c10d(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kMax: return c10d::ReduceOp::MAX;
+    case ReduceOp::kMin: return c10d::ReduceOp::MIN;
+    case ReduceOp::kSum: break;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+std::string mib(std::int64_t bytes) {
+  std::ostringstream s;
+  s.precision(3);
+  s << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
+  return s.str();
+}
+
+std::int64_t nbytes(const torch::Tensor& t) { return t.numel() * static_cast<std::int64_t>(t.element_size()); }
+
+bool not_supported(const c10::Error& e) {
+  const std::string what = e.what();
+  return what.find("not support") != std::string::npos || what.find("unsupported") != std::string::npos ||
+         what.find("does not implement") != std::string::npos;
+}
+
+}  // namespace
+
+std::chrono::milliseconds communicator_timeout_from_environment() {
+  if (auto seconds = env_long("SHARDSCOPE_COMM_TIMEOUT")) return std::chrono::seconds(*seconds);
+  if (auto minutes = env_long("DEEPSPEED_TIMEOUT")) return std::chrono::minutes(*minutes);
+  return std::chrono::minutes(10);
+}
+
+CommunicatorOptions communicator_options_from_environment() {
+  CommunicatorOptions o;
+  o.rank = static_cast<int>(first_env({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}).value_or(0));
+  o.world_size = static_cast<int>(first_env({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).value_or(1));
+  o.local_rank = static_cast<int>(first_env({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}).value_or(0));
+  if (o.world_size < 1) throw std::invalid_argument("WORLD_SIZE must be at least 1");
+  if (o.rank >= o.world_size)
+    throw std::invalid_argument("RANK=" + std::to_string(o.rank) + " is not below WORLD_SIZE=" +
+                                std::to_string(o.world_size));
+  if (const char* addr = std::getenv("MASTER_ADDR"); addr && *addr) o.master_addr = addr;
+  else if (o.world_size > 1)
+    throw std::invalid_argument("MASTER_ADDR is not set: start the ranks with `shardscope launch`, "
+                                "torchrun or the deepspeed launcher, or export MASTER_ADDR and MASTER_PORT");
+  if (auto port = env_long("MASTER_PORT")) {
+    if (*port == 0 || *port > 65535) throw std::invalid_argument("MASTER_PORT must be 1-65535");
+    o.master_port = static_cast<int>(*port);
+  } else if (o.world_size > 1) {
+    throw std::invalid_argument("MASTER_PORT is not set (the DeepSpeed launcher's default is 29500)");
+  }
+  o.timeout = communicator_timeout_from_environment();
+  return o;
+}
+
+struct Communicator::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::Backend> backend;
+  bool nccl = false;
+  bool has_reduce_scatter_base = true, has_allgather_base = true;
+};
+
+struct CommHandle::State {
+  c10::intrusive_ptr<c10d::Work> work;
+  Communicator* owner = nullptr;
+  std::string op, tag;
+  std::int64_t bytes = 0;
+  Clock::time_point issued;
+  std::function<void()> after;  ///< completes a fallback (copies this rank's chunk)
+  bool done = false;
+};
+
+void CommHandle::wait() {
+  if (!state_ || state_->done) return;
+  State& s = *state_;
+  s.done = true;
+  Communicator& c = *s.owner;
+  try {
+    if (s.work) s.work->wait(c.options_.timeout);
+  } catch (const std::exception& e) {
+    c.fail(s.op, s.bytes, s.tag, e.what());
+  }
+  if (s.after) s.after();
+  if (c.observer_) {
+#ifdef SHARDSCOPE_TORCH_HAS_NCCL
+    if (c.impl_->nccl) c10::cuda::device_synchronize();
+#endif
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - s.issued).count();
+    c.observer_({s.op, s.bytes, ms, c.world_size(), s.tag});
+  }
+}
+
+std::shared_ptr<Communicator> Communicator::connect(const CommunicatorOptions& o) {
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<std::uint16_t>(o.master_port);
+  store_options.isServer = o.rank == 0;
+  store_options.numWorkers = o.world_size;
+  store_options.waitWorkers = true;
+  store_options.timeout = o.timeout;
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, store_options);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    if (what.find("EADDRINUSE") != std::string::npos || what.find("address already in use") != std::string::npos)
+      throw CommTimeout("rank 0 cannot listen on " + o.master_addr + ":" + std::to_string(o.master_port) +
+                        ": the port is in use. Another run may hold it; choose a free one with "
+                        "--master_port (or MASTER_PORT).");
+    throw CommTimeout("rank " + std::to_string(o.rank) + " could not meet the other " +
+                      std::to_string(o.world_size - 1) + " rank(s) at " + o.master_addr + ":" +
+                      std::to_string(o.master_port) + " within " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(o.timeout).count()) +
+                      " s: " + what);
+  }
+  return std::make_shared<Communicator>(store, o);
+}
+
+Communicator::Communicator(c10::intrusive_ptr<c10d::Store> store, const CommunicatorOptions& options)
+    : options_(options), impl_(std::make_unique<Impl>()) {
+  impl_->store = c10::make_intrusive<c10d::PrefixStore>("shardscope", store);
+  if (options_.device.is_cuda()) {
+#ifdef SHARDSCOPE_TORCH_HAS_NCCL
+    c10::cuda::set_device(options_.device.index());
+    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+    nccl_options->timeout = options_.timeout;
+    impl_->backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, options_.rank,
+                                                                  options_.world_size, nccl_options);
+    impl_->nccl = true;
+#else
+    throw std::invalid_argument("this build has no NCCL: train on the CPU (--device cpu) or rebuild with CUDA");
+#endif
+  } else {
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(options_.timeout);
+    gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    impl_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options_.rank,
+                                                                  options_.world_size, gloo_options);
+  }
+}
+
+Communicator::~Communicator() = default;
+
+std::string Communicator::backend_name() const { return impl_->nccl ? "nccl" : "gloo"; }
+
+void Communicator::fail(const std::string& op, std::int64_t bytes, const std::string& tag,
+                        const std::string& cause) const {
+  std::ostringstream m;
+  m << op << (tag.empty() ? "" : " (" + tag + ")") << " of " << mib(bytes) << " on rank " << options_.rank
+    << " did not complete (" << backend_name() << ", timeout "
+    << std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count() << " s)";
+  try {
+    const auto behind = ranks_behind(progress_step_);
+    if (!behind.empty()) {
+      m << "; rank(s)";
+      for (int r : behind) m << " " << r;
+      m << " had not reached step " << progress_step_;
+    }
+  } catch (const std::exception&) {
+    m << "; the rendezvous store is gone too (rank 0 may have exited)";
+  }
+  m << ". Cause: " << cause
+    << "\nRaise the timeout with SHARDSCOPE_COMM_TIMEOUT=<seconds> if a rank is legitimately slow.";
+  throw CommTimeout(m.str());
+}
+
+void Communicator::report_progress(std::int64_t step) {
+  progress_step_ = step;
+  if (options_.world_size > 1) impl_->store->set("progress/" + std::to_string(options_.rank), std::to_string(step));
+}
+
+std::vector<int> Communicator::ranks_behind(std::int64_t step) const {
+  std::vector<int> behind;
+  for (int r = 0; r < options_.world_size; ++r) {
+    if (r == options_.rank) continue;
+    const std::string key = "progress/" + std::to_string(r);
+    if (!impl_->store->check({key})) {
+      behind.push_back(r);
+      continue;
+    }
+    const auto bytes = impl_->store->get(key);
+    if (std::stoll(std::string(bytes.begin(), bytes.end())) < step) behind.push_back(r);
+  }
+  return behind;
+}
+
+// One place builds a handle so that every collective is timed and named the same way.
+#define SHARDSCOPE_NEW_HANDLE(op_name, byte_count)     \
+  CommHandle handle;                                   \
+  handle.state_ = std::make_shared<CommHandle::State>(); \
+  handle.state_->owner = this;                         \
+  handle.state_->op = op_name;                         \
+  handle.state_->tag = tag;                            \
+  handle.state_->bytes = byte_count;                   \
+  handle.state_->issued = Clock::now()
+
+CommHandle Communicator::all_reduce(torch::Tensor tensor, ReduceOp op, const std::string& tag) {
+  TORCH_CHECK(tensor.is_contiguous(), "all_reduce needs a contiguous tensor");
+  SHARDSCOPE_NEW_HANDLE("all_reduce", nbytes(tensor));
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = to_c10d(op);
+  try {
+    handle.state_->work = impl_->backend->allreduce(tensors, opts);
+  } catch (const std::exception& e) {
+    fail("all_reduce", nbytes(tensor), tag, e.what());
+  }
+  return handle;
+}
+
+CommHandle Communicator::reduce_scatter(torch::Tensor output, torch::Tensor input, const std::string& tag) {
+  TORCH_CHECK(input.is_contiguous() && output.is_contiguous(), "reduce_scatter needs contiguous tensors");
+  TORCH_CHECK(input.numel() == output.numel() * world_size(), "reduce_scatter: input has ", input.numel(),
+              " elements, expected world_size x ", output.numel());
+  SHARDSCOPE_NEW_HANDLE("reduce_scatter", nbytes(input));
+  try {
+    if (impl_->has_reduce_scatter_base) {
+      try {
+        handle.state_->work = impl_->backend->_reduce_scatter_base(output, input, c10d::ReduceScatterOptions{});
+        return handle;
+      } catch (const c10::Error& e) {
+        if (!not_supported(e)) throw;
+        impl_->has_reduce_scatter_base = false;
+      }
+    }
+    // Fallback: all-reduce a copy of the input and keep this rank's chunk (same result, more bytes).
+    auto scratch = input.clone();
+    std::vector<at::Tensor> tensors{scratch};
+    handle.state_->work = impl_->backend->allreduce(tensors, c10d::AllreduceOptions{});
+    const auto chunk = output.numel(), offset = chunk * rank();
+    handle.state_->after = [output, scratch, chunk, offset]() mutable {
+      output.copy_(scratch.narrow(0, offset, chunk));
+    };
+  } catch (const std::exception& e) {
+    fail("reduce_scatter", nbytes(input), tag, e.what());
+  }
+  return handle;
+}
+
+CommHandle Communicator::all_gather(torch::Tensor output, torch::Tensor input, const std::string& tag) {
+  TORCH_CHECK(input.is_contiguous() && output.is_contiguous(), "all_gather needs contiguous tensors");
+  TORCH_CHECK(output.numel() == input.numel() * world_size(), "all_gather: output has ", output.numel(),
+              " elements, expected world_size x ", input.numel());
+  SHARDSCOPE_NEW_HANDLE("all_gather", nbytes(output));
+  try {
+    if (impl_->has_allgather_base) {
+      try {
+        handle.state_->work = impl_->backend->_allgather_base(output, input, c10d::AllgatherOptions{});
+        return handle;
+      } catch (const c10::Error& e) {
+        if (!not_supported(e)) throw;
+        impl_->has_allgather_base = false;
+      }
+    }
+    // Fallback: the list form of allgather, each output a view into the flat output buffer.
+    std::vector<std::vector<at::Tensor>> outputs(1);
+    for (int r = 0; r < world_size(); ++r) outputs[0].push_back(output.narrow(0, r * input.numel(), input.numel()));
+    std::vector<at::Tensor> inputs{input};
+    handle.state_->work = impl_->backend->allgather(outputs, inputs, c10d::AllgatherOptions{});
+  } catch (const std::exception& e) {
+    fail("all_gather", nbytes(output), tag, e.what());
+  }
+  return handle;
+}
+
+CommHandle Communicator::broadcast(torch::Tensor tensor, int root, const std::string& tag) {
+  TORCH_CHECK(tensor.is_contiguous(), "broadcast needs a contiguous tensor");
+  SHARDSCOPE_NEW_HANDLE("broadcast", nbytes(tensor));
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::BroadcastOptions opts;
+  opts.rootRank = root;
+  try {
+    handle.state_->work = impl_->backend->broadcast(tensors, opts);
+  } catch (const std::exception& e) {
+    fail("broadcast", nbytes(tensor), tag, e.what());
+  }
+  return handle;
+}
+
+#undef SHARDSCOPE_NEW_HANDLE
+
+void Communicator::barrier() {
+  if (world_size() == 1) return;
+  // A one-element all-reduce on the group's device: NCCL's barrier has to guess a device otherwise.
+  auto token = torch::zeros({1}, torch::TensorOptions().device(options_.device));
+  all_reduce(token, ReduceOp::kSum, "barrier").wait();
+  if (impl_->nccl) token.item<float>();
+}
+
+double Communicator::all_reduce_scalar(double value, ReduceOp op) {
+  if (world_size() == 1) return value;
+  auto t = torch::full({1}, value, torch::TensorOptions().dtype(torch::kFloat64).device(options_.device));
+  all_reduce(t, op, "scalar").wait();
+  return t.item<double>();
+}
+
+}  // namespace shardscope::engine

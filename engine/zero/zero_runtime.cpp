@@ -1,0 +1,299 @@
+// ZeroRuntime: layout, gradient reduction (all stages) and the optimizer-side all-gather.
+// The stage-3 gather/release half lives in zero_gather.cpp.
+#include "engine/zero/zero_runtime.hpp"
+
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <unordered_map>
+
+
+namespace shardscope::engine {
+
+// Autograd calls this after it accumulated a parameter's gradient (Python's
+// register_post_accumulate_grad_hook); the runtime then counts the parameter's bucket down.
+class ZeroRuntime::GradientHook : public torch::autograd::PostAccumulateGradHook {
+ public:
+  GradientHook(ZeroRuntime* runtime, int slot) : runtime_(runtime), slot_(slot) {}
+  void operator()(const torch::autograd::Variable& /*param*/) override { runtime_->on_gradient_ready(slot_); }
+
+ private:
+  ZeroRuntime* runtime_;
+  int slot_;
+};
+
+ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Device device,
+                         std::shared_ptr<Communicator> comm, const ZeroSettings& settings)
+    : model_(model), dtype_(dtype), device_(device), comm_(std::move(comm)), settings_(settings) {
+  TORCH_CHECK(settings_.stage >= 0 && settings_.stage <= 3, "ZeRO stage must be 0-3, got ", settings_.stage);
+  model_.to(device_);
+  slots_ = FlatParameters::collect_slots(model_);
+  build_layout(model_);
+  groups_.resize(layout_->groups().size());
+  const auto options = torch::TensorOptions().dtype(dtype_).device(device_);
+  const auto fp32 = options.dtype(torch::kFloat32);
+  const int world = world_size(), me = rank();
+  if (settings_.stage <= 2) {
+    flat_ = std::make_unique<FlatParameters>(slots_, *layout_, dtype_, device_, settings_.stage <= 1);
+    slots_ = flat_->slots();
+  }
+  torch::NoGradGuard no_grad;
+  // Every rank starts from rank 0's weights, as DeepSpeed's engine broadcasts them at start.
+  const bool broadcast = comm_ && world > 1;
+  if (flat_ && broadcast) comm_->broadcast(flat_->params(), 0, "initial weights").wait();
+  if (settings_.stage == 0) {
+    optimizer_params_ = flat_->params();
+    fp32_grads_ = dtype_ == torch::kFloat32 ? flat_->grads() : torch::zeros({layout_->padded_numel()}, fp32);
+  } else {
+    optimizer_params_ = torch::zeros({layout_->shard_numel()}, options);
+    fp32_grads_ = torch::zeros({layout_->shard_numel()}, fp32);
+    for (const auto& g : layout_->groups()) {
+      const auto chunk = g.chunk(world);
+      torch::Tensor whole;
+      if (flat_) {
+        whole = flat_->params().narrow(0, g.flat_offset, g.padded_numel);
+      } else {  // stage 3: assemble the group once to cut this rank's chunk out of it
+        whole = torch::zeros({g.padded_numel}, options);
+        for (int slot : g.slots)
+          whole.narrow(0, layout_->slot_offset(slot) - g.flat_offset, slots_[slot].numel)
+              .copy_(slots_[slot].param.detach().reshape({-1}));
+        if (broadcast) comm_->broadcast(whole, 0, "initial " + g.name).wait();
+      }
+      optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
+    }
+    if (settings_.stage == 1)
+      reduced_shard_ = dtype_ == torch::kFloat32 ? fp32_grads_ : torch::zeros({layout_->shard_numel()}, options);
+  }
+  if (settings_.stage == 3) install_layer_hooks();
+  install_gradient_hooks();
+}
+
+ZeroRuntime::~ZeroRuntime() {
+  model_.set_layer_hooks(nullptr);
+  for (auto& slot : slots_) torch::autograd::impl::set_post_acc_grad_hooks(slot.param, nullptr);
+}
+
+torch::Tensor ZeroRuntime::full_grads() const { return flat_ ? flat_->grads() : torch::Tensor(); }
+torch::Tensor ZeroRuntime::full_params() const { return flat_ ? flat_->params() : torch::Tensor(); }
+
+void ZeroRuntime::build_layout(TrainableModel& model) {
+  std::vector<std::int64_t> numels;
+  for (const auto& slot : slots_) numels.push_back(slot.numel);
+  const int padding_world = settings_.stage == 0 ? 1 : world_size();
+  if (settings_.stage < 3) {
+    layout_ = std::make_unique<PartitionLayout>(
+        PartitionLayout::buckets(numels, std::max<std::int64_t>(1, settings_.reduce_bucket_size), padding_world));
+    return;
+  }
+  // Stage 3: one group per layer (in forward order), so that a layer's gather is one collective.
+  std::unordered_map<const void*, int> slot_of;
+  for (std::size_t i = 0; i < slots_.size(); ++i) slot_of[slots_[i].param.unsafeGetTensorImpl()] = static_cast<int>(i);
+  std::vector<LayoutGroup> groups;
+  std::vector<int> group_of_slot(slots_.size(), -1);
+  for (const auto& layer : model.layers()) {
+    LayoutGroup group;
+    group.name = layer.name;
+    int existing = -1;
+    for (const auto& p : layer.module->parameters(/*recurse=*/true)) {
+      auto it = slot_of.find(p.unsafeGetTensorImpl());
+      if (it == slot_of.end()) continue;
+      if (group_of_slot[it->second] >= 0) {
+        existing = group_of_slot[it->second];
+        continue;
+      }
+      group_of_slot[it->second] = static_cast<int>(groups.size());
+      group.slots.push_back(it->second);
+    }
+    if (!group.slots.empty()) {
+      layer_groups_.push_back(static_cast<int>(groups.size()));
+      groups.push_back(std::move(group));
+    } else {
+      layer_groups_.push_back(existing);  // a tied head reuses its embedding's group
+    }
+  }
+  LayoutGroup rest;
+  rest.name = "other parameters";
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (group_of_slot[i] < 0) rest.slots.push_back(static_cast<int>(i));
+  if (!rest.slots.empty()) groups.push_back(std::move(rest));
+  layout_ = std::make_unique<PartitionLayout>(numels, std::move(groups), world_size());
+  for (auto& g : layout_->mutable_groups()) g.persistent = g.numel <= settings_.param_persistence_threshold;
+  for (int g : layer_groups_) layer_numels_.push_back(g >= 0 ? layout_->groups()[g].padded_numel : 0);
+}
+
+void ZeroRuntime::install_gradient_hooks() {
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    torch::autograd::impl::set_post_acc_grad_hooks(slots_[i].param,
+                                                   std::make_unique<GradientHook>(this, static_cast<int>(i)));
+}
+
+void ZeroRuntime::begin_backward(bool reduce) {
+  reducing_ = reduce || settings_.stage >= 2;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    groups_[g].pending = static_cast<int>(layout_->groups()[g].slots.size());
+    groups_[g].ready = false;
+  }
+  next_launch_ = static_cast<int>(groups_.size()) - 1;
+}
+
+void ZeroRuntime::on_gradient_ready(int slot) {
+  if (!reducing_) return;  // stages 0-1 inside an accumulation window: autograd accumulates in place
+  const int g = layout_->group_of(slot);
+  GroupState& st = groups_[g];
+  if (settings_.stage >= 2) {
+    torch::NoGradGuard no_grad;
+    auto& param = slots_[slot].param;
+    const auto& group = layout_->groups()[g];
+    const torch::Tensor grad = param.grad().reshape({-1});
+    if (settings_.contiguous_gradients) {
+      if (!st.staging.defined())
+        st.staging = torch::zeros({group.padded_numel}, torch::TensorOptions().dtype(dtype_).device(device_));
+      st.staging.narrow(0, layout_->slot_offset(slot) - group.flat_offset, grad.numel()).copy_(grad);
+    } else {
+      st.pieces[slot] = grad;
+    }
+    param.mutable_grad().reset();  // the bucket holds it now; the full gradient never stays
+  }
+  if (--st.pending == 0) {
+    st.ready = true;
+    launch_ready_groups();
+  }
+}
+
+void ZeroRuntime::launch_ready_groups() {
+  while (next_launch_ >= 0 && groups_[next_launch_].ready) launch_group(next_launch_--);
+}
+
+void ZeroRuntime::launch_group(int g) {
+  const LayoutGroup& group = layout_->groups()[g];
+  GroupState& st = groups_[g];
+  const int world = world_size();
+  const auto chunk = group.chunk(world);
+  InFlight job;
+  if (settings_.stage == 0) {
+    if (!comm_ || world == 1) return;
+    job.handle = comm_->all_reduce(flat_->grads().narrow(0, group.flat_offset, group.padded_numel), ReduceOp::kSum,
+                                   group.name);
+  } else if (settings_.stage == 1) {
+    auto input = flat_->grads().narrow(0, group.flat_offset, group.padded_numel);
+    auto output = reduced_shard_.narrow(0, group.shard_offset, chunk);
+    if (comm_ && world > 1)
+      job.handle = comm_->reduce_scatter(output, input, group.name);
+    else
+      output.copy_(input);
+  } else {
+    torch::Tensor input = st.staging;
+    if (!settings_.contiguous_gradients) input = flatten_pieces(g);
+    if (!input.defined())  // no parameter of the group got a gradient: reduce zeros, as every rank must
+      input = torch::zeros({group.padded_numel}, torch::TensorOptions().dtype(dtype_).device(device_));
+    st.staging = torch::Tensor();
+    auto output = torch::empty({chunk}, input.options());
+    if (comm_ && world > 1)
+      job.handle = comm_->reduce_scatter(output, input, group.name);
+    else
+      output.copy_(input);
+    auto target = fp32_grads_.narrow(0, group.shard_offset, chunk);
+    job.finish = [target, output, input]() mutable { target.add_(output); };
+    job.staged_numel = group.padded_numel;
+    staged_numel_ += job.staged_numel;
+    if (settings_.stage == 3) release(g, /*force=*/false);
+  }
+  in_flight_.push_back(std::move(job));
+  if (!settings_.overlap_comm) {
+    wait_for_reductions(0);
+  } else {
+    while (staged_numel_ > 2 * settings_.reduce_bucket_size && in_flight_.size() > 1) wait_one();
+  }
+}
+
+torch::Tensor ZeroRuntime::flatten_pieces(int g) {
+  // contiguous_gradients=false: the bucket is flattened when it is reduced, as DeepSpeed does.
+  const LayoutGroup& group = layout_->groups()[g];
+  GroupState& st = groups_[g];
+  if (st.pieces.empty()) return {};
+  std::vector<torch::Tensor> parts;
+  for (int slot : group.slots) {
+    auto it = st.pieces.find(slot);
+    parts.push_back(it != st.pieces.end() ? it->second
+                                          : torch::zeros({slots_[slot].numel},
+                                                         torch::TensorOptions().dtype(dtype_).device(device_)));
+  }
+  if (group.padded_numel > group.numel)
+    parts.push_back(torch::zeros({group.padded_numel - group.numel}, parts.front().options()));
+  st.pieces.clear();
+  return torch::cat(parts);
+}
+
+void ZeroRuntime::wait_one() {
+  InFlight job = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  job.handle.wait();
+  if (job.finish) job.finish();
+  staged_numel_ -= job.staged_numel;
+}
+
+void ZeroRuntime::wait_for_reductions(std::size_t keep_in_flight) {
+  while (in_flight_.size() > keep_in_flight) wait_one();
+}
+
+void ZeroRuntime::end_backward() {
+  if (reducing_) {
+    // Parameters that got no gradient (unused this step) still take part: every rank issues the
+    // same collectives in the same order.
+    for (int g = next_launch_; g >= 0; --g) groups_[g].ready = true;
+    torch::NoGradGuard no_grad;
+    launch_ready_groups();
+    wait_for_reductions(0);
+    if (settings_.stage == 0 && fp32_grads_.data_ptr() != flat_->grads().data_ptr())
+      fp32_grads_.copy_(flat_->grads());
+    if (settings_.stage == 1 && fp32_grads_.data_ptr() != reduced_shard_.data_ptr()) fp32_grads_.copy_(reduced_shard_);
+  }
+  reducing_ = false;
+}
+
+void ZeroRuntime::zero_grads() {
+  torch::NoGradGuard no_grad;
+  if (flat_) flat_->zero_grads();
+  const bool aliased = flat_ && flat_->grads().defined() && fp32_grads_.data_ptr() == flat_->grads().data_ptr();
+  if (!aliased) fp32_grads_.zero_();
+  if (settings_.stage >= 2)
+    for (auto& slot : slots_) slot.param.mutable_grad().reset();
+}
+
+void ZeroRuntime::after_optimizer_step() {
+  if (settings_.stage == 0) return;
+  torch::NoGradGuard no_grad;
+  if (settings_.stage == 3) {
+    for (std::size_t g = 0; g < groups_.size(); ++g) release(static_cast<int>(g), /*force=*/true);  // stale now
+    return;
+  }
+  const int world = world_size(), me = rank();
+  std::vector<CommHandle> handles;
+  for (const auto& g : layout_->groups()) {
+    const auto chunk = g.chunk(world);
+    auto whole = flat_->params().narrow(0, g.flat_offset, g.padded_numel);
+    auto mine = optimizer_params_.narrow(0, g.shard_offset, chunk);
+    if (comm_ && world > 1)
+      handles.push_back(comm_->all_gather(whole, mine, "gather " + g.name));
+    else
+      whole.narrow(0, chunk * me, chunk).copy_(mine);
+  }
+  for (auto& h : handles) h.wait();
+}
+
+void ZeroRuntime::scatter_from_gathered(int source_rank) {
+  torch::NoGradGuard no_grad;
+  const int world = world_size(), me = rank();
+  for (std::size_t gi = 0; gi < layout_->groups().size(); ++gi) {
+    const auto& g = layout_->groups()[gi];
+    torch::Tensor whole = flat_ ? flat_->params().narrow(0, g.flat_offset, g.padded_numel) : groups_[gi].buffer;
+    TORCH_CHECK(whole.defined(), "scatter_from_gathered: group '", g.name, "' is not gathered");
+    if (comm_ && world > 1) comm_->broadcast(whole, source_rank, "modified " + g.name).wait();
+    if (settings_.stage >= 1) {
+      const auto chunk = g.chunk(world);
+      optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
+    }
+  }
+}
+
+}  // namespace shardscope::engine

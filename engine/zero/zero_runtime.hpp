@@ -1,0 +1,161 @@
+#pragma once
+// ZeRO's data movement for one rank, on flat buffers laid out by PartitionLayout:
+//  stage 0  full 16-bit weights and gradients; gradient buckets all-reduced as backward fills them;
+//  stage 1  full gradients, reduce-scattered bucket by bucket at the accumulation boundary into this
+//           rank's shard; fp32 master and optimizer state for the shard only; the updated 16-bit
+//           shard all-gathered back into the full weights after the step;
+//  stage 2  as stage 1, but gradients never exist whole: each parameter's gradient is copied into
+//           its bucket as autograd produces it and the bucket is reduce-scattered into the shard
+//           (every micro-step), then freed;
+//  stage 3  as stage 2, and the weights exist whole only while a layer runs: gathered before its
+//           forward (with prefetch), released after, gathered again before its backward.
+// Collectives are issued in the same order on every rank: buckets launch in descending order even
+// when autograd finishes them out of order.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "engine/communicator.hpp"
+#include "engine/flat_parameters.hpp"
+#include "engine/models/trainable_model.hpp"
+#include "engine/zero/partition_layout.hpp"
+
+namespace shardscope::engine {
+
+struct ZeroSettings {
+  int stage = 0;
+  std::int64_t reduce_bucket_size = 500'000'000;        ///< elements per gradient bucket (stages 0-2)
+  bool overlap_comm = false;                            ///< reduce while backward runs (else after each bucket)
+  bool contiguous_gradients = true;                     ///< copy gradients into the bucket as they arrive
+  std::int64_t prefetch_bucket_size = 50'000'000;       ///< stage 3: elements gathered ahead
+  std::int64_t param_persistence_threshold = 100'000;   ///< stage 3: layers this small stay gathered
+  std::int64_t max_live_parameters = 1'000'000'000;     ///< stage 3: gathered elements at most
+  std::int64_t max_reuse_distance = 1'000'000'000;      ///< stage 3: keep if reused within this many elements
+};
+
+/// What the stage-3 gatherer did, for tests and the profiler.
+struct GatherStats {
+  std::int64_t gathers = 0, prefetches = 0, releases = 0;
+  std::int64_t live_numel = 0, peak_live_numel = 0;
+};
+
+class ZeroRuntime {
+ public:
+  /// Lays out `model`'s trainable parameters (moved to `device` and `dtype`) for `settings.stage`;
+  /// `comm` may be null for one rank. At stage 3 the model's parameters are released at once.
+  ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Device device, std::shared_ptr<Communicator> comm,
+              const ZeroSettings& settings);
+  ~ZeroRuntime();
+
+  int stage() const { return settings_.stage; }
+  int rank() const { return comm_ ? comm_->rank() : 0; }
+  int world_size() const { return comm_ ? comm_->world_size() : 1; }
+  const PartitionLayout& layout() const { return *layout_; }
+  const std::vector<ParameterSlot>& slots() const { return slots_; }
+  /// Elements of the model's parameters (without padding).
+  std::int64_t parameter_count() const { return layout_->numel(); }
+  /// Whether gradients, master and optimizer state cover only this rank's shard (stage >= 1).
+  bool sharded() const { return settings_.stage >= 1; }
+
+  /// The 16-bit (or fp32) weights the optimizer writes: the full flat buffer at stage 0, this
+  /// rank's shard otherwise.
+  const torch::Tensor& optimizer_params() const { return optimizer_params_; }
+  /// The fp32 gradients the optimizer reads, the same length as optimizer_params(); valid after
+  /// end_backward() of a reducing micro-step. Not yet divided by the world size.
+  const torch::Tensor& fp32_grads() const { return fp32_grads_; }
+  /// Stage 0-1: the full flat gradient buffer autograd accumulates into (undefined at 2-3).
+  torch::Tensor full_grads() const;
+  /// Stage 0-2: the full flat weights (undefined at stage 3).
+  torch::Tensor full_params() const;
+
+  /// Before backward: whether this micro-step's gradients are reduced across ranks.
+  void begin_backward(bool reduce);
+  /// After backward: issues what is left, waits for every reduction; fp32_grads() is then ready.
+  void end_backward();
+  /// After the optimizer updated optimizer_params(): all-gather (stages 1-2), or mark the gathered
+  /// stage-3 layers stale.
+  void after_optimizer_step();
+  void zero_grads();
+
+  /// Stage 3: makes every parameter whole (or releases them all again); GatheredParameters uses it.
+  void gather_all();
+  void release_all();
+  /// Stage 3: writes the (possibly modified) whole weights of rank `source` back into every rank's shard.
+  void scatter_from_gathered(int source_rank);
+  const GatherStats& gather_stats() const { return gather_stats_; }
+  /// Whether parameter `slot` holds its whole data right now (stage 3; always true otherwise).
+  bool is_available(int slot) const;
+
+  /// Called with the name and milliseconds of every stage-3 gather wait (the profiler's timers).
+  void set_gather_timer(std::function<void(const std::string&, double)> timer) { gather_timer_ = std::move(timer); }
+
+ private:
+  class GradientHook;
+  class LayerGatherHooks;
+  enum class GatherStatus { kReleased, kInFlight, kAvailable };
+  struct GroupState {
+    int pending = 0;      ///< gradients of the group not yet produced in this backward
+    bool ready = false;   ///< all produced (or backward ended): may be reduced
+    torch::Tensor staging;                   ///< stages 2-3: the group's gradients, contiguous
+    std::map<int, torch::Tensor> pieces;     ///< stages 2-3 without contiguous_gradients
+    GatherStatus status = GatherStatus::kAvailable;  ///< stage 3
+    torch::Tensor buffer;                    ///< stage 3: the gathered weights
+    CommHandle gather;
+  };
+  struct InFlight {
+    CommHandle handle;
+    std::function<void()> finish;
+    std::int64_t staged_numel = 0;
+  };
+
+  void build_layout(TrainableModel& model);
+  void install_gradient_hooks();
+  void on_gradient_ready(int slot);
+  void launch_ready_groups();
+  void launch_group(int group);
+  torch::Tensor flatten_pieces(int group);
+  void wait_one();
+  void wait_for_reductions(std::size_t keep_in_flight);
+  // stage 3 (zero_gather.cpp)
+  void install_layer_hooks();
+  void ensure_available(int group);
+  void prefetch(std::size_t layer_index, bool backward);
+  void issue_gather(int group, bool prefetch);
+  void bind(int group);
+  void release(int group, bool force);
+  void before_layer_forward(std::size_t layer_index);
+  torch::Tensor after_layer_forward(std::size_t layer_index, torch::Tensor output);
+  std::int64_t reuse_distance_after_forward(std::size_t layer_index) const;
+
+  TrainableModel& model_;
+  torch::Dtype dtype_;
+  torch::Device device_;
+  std::shared_ptr<Communicator> comm_;
+  ZeroSettings settings_;
+  std::vector<ParameterSlot> slots_;
+  std::unique_ptr<PartitionLayout> layout_;
+  std::unique_ptr<FlatParameters> flat_;  ///< stages 0-2
+  torch::Tensor optimizer_params_, fp32_grads_, reduced_shard_;
+  std::vector<GroupState> groups_;
+  bool reducing_ = false;
+  int next_launch_ = -1;  ///< groups launch in descending order; the next one allowed to go
+  std::deque<InFlight> in_flight_;
+  std::int64_t staged_numel_ = 0;
+
+  // stage 3
+  std::shared_ptr<LayerGatherHooks> layer_hooks_;
+  std::vector<int> layer_groups_;          ///< layers() index -> group (-1: no parameters)
+  std::vector<std::int64_t> layer_numels_;
+  torch::Tensor empty_;                    ///< what a released parameter holds
+  GatherStats gather_stats_;
+  std::function<void(const std::string&, double)> gather_timer_;
+};
+
+}  // namespace shardscope::engine

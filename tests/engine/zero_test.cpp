@@ -1,0 +1,253 @@
+// ZeRO stages 0-3 across ranks on the CPU (Gloo, ranks as threads): the same losses as one rank
+// with the same global batch, optimizer state split 1/N, stage-3 parameters empty outside a
+// gather, GatheredParameters with a modifier rank, and checkpoints resumed at other world sizes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <mutex>
+
+#include "engine/data/sample_dataset.hpp"
+#include "engine/engine.hpp"
+#include "engine/gathered_parameters.hpp"
+#include "tests/engine/engine_test_support.hpp"
+#include "tests/engine/rank_threads.hpp"
+#include "tests/engine/temp_dir.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+using testing::fixed_batch;
+using testing::resolved_config;
+using testing::run_ranks;
+using testing::tiny_model;
+
+constexpr int kGlobalBatch = 8;
+
+std::string config_json(int stage, int micro_batch, int gas, const std::string& extra = "", int persistence = 100) {
+  return R"({"train_micro_batch_size_per_gpu": )" + std::to_string(micro_batch) +
+         R"(, "gradient_accumulation_steps": )" + std::to_string(gas) +
+         R"(, "optimizer": {"type": "AdamW", "params": {"lr": 0.01, "weight_decay": 0.01}},
+             "gradient_clipping": 0.5,
+             "zero_optimization": {"stage": )" + std::to_string(stage) +
+         R"(, "reduce_bucket_size": 600, "stage3_prefetch_bucket_size": 3000,
+             "stage3_max_reuse_distance": 0, "stage3_param_persistence_threshold": )" +
+         std::to_string(persistence) + extra + "}}";
+}
+
+// Models are built before the rank threads start: torch's default generator is global.
+std::vector<std::shared_ptr<TrainableModel>> models(int world, ModelKind kind = ModelKind::kGpt2) {
+  std::vector<std::shared_ptr<TrainableModel>> list;
+  for (int r = 0; r < world; ++r) list.push_back(tiny_model(kind));
+  return list;
+}
+
+// Trains `steps` steps of the global batches starting at `first`; this rank takes its slice of
+// each micro-batch. Returns the loss of each step averaged over the ranks.
+std::vector<double> train(Engine& engine, int first, int steps, ModelKind kind = ModelKind::kGpt2) {
+  std::vector<double> losses;
+  const int world = engine.world_size(), rank = engine.rank();
+  const auto gas = engine.gradient_accumulation_steps();
+  const auto mb = engine.train_micro_batch_size_per_gpu();
+  for (int s = first; s < first + steps; ++s) {
+    double total = 0;
+    for (std::int64_t m = 0; m < gas; ++m) {
+      const Batch global = fixed_batch(kind, (s * gas + m) % 4, mb * world);  // 4 batches, learnable
+      const Batch mine{global.inputs.narrow(0, rank * mb, mb), global.targets.narrow(0, rank * mb, mb)};
+      auto loss = engine.forward(mine);
+      total += loss.item<double>();
+      engine.backward(loss);
+      engine.step();
+    }
+    double mean = total / static_cast<double>(gas);
+    if (auto* comm = engine.communicator()) mean = comm->all_reduce_scalar(mean, ReduceOp::kSum) / world;
+    losses.push_back(mean);
+  }
+  return losses;
+}
+
+std::vector<double> single_rank_losses(int steps, int gas = 1, const std::string& extra = "") {
+  Engine engine(tiny_model(ModelKind::kGpt2), resolved_config(config_json(0, kGlobalBatch / gas, gas, extra)));
+  return train(engine, 0, steps);
+}
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_LT(std::abs(got[i] - want[i]) / std::abs(want[i]), 1e-5)
+        << what << " step " << i << ": " << got[i] << " vs one rank's " << want[i];
+}
+
+class StageMatchesOneRank : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(StageMatchesOneRank, TwentyStepsSameLosses) {
+  const auto [stage, world] = GetParam();
+  const auto reference = single_rank_losses(20);
+  auto list = models(world);
+  std::vector<std::vector<double>> losses(world);
+  run_ranks(world, [&](int rank, std::shared_ptr<Communicator> comm) {
+    EngineOptions options;
+    options.communicator = comm;
+    Engine engine(list[rank], resolved_config(config_json(stage, kGlobalBatch / world, 1)), options);
+    losses[rank] = train(engine, 0, 20);
+  });
+  expect_close(losses[0], reference, "stage " + std::to_string(stage) + " x" + std::to_string(world));
+  EXPECT_LT(reference.back(), reference.front());
+}
+
+INSTANTIATE_TEST_SUITE_P(Zero, StageMatchesOneRank,
+                         ::testing::Values(std::make_tuple(0, 2), std::make_tuple(1, 2), std::make_tuple(2, 2),
+                                           std::make_tuple(3, 2), std::make_tuple(0, 4), std::make_tuple(1, 4),
+                                           std::make_tuple(2, 4), std::make_tuple(3, 4)),
+                         [](const auto& info) {
+                           return "stage" + std::to_string(std::get<0>(info.param)) + "_ranks" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(Zero, AccumulationAndOverlapMatchOneRank) {
+  const auto reference = single_rank_losses(8, 2);
+  for (int stage : {1, 2, 3}) {
+    for (const char* extra : {R"(, "overlap_comm": true)", R"(, "overlap_comm": true, "contiguous_gradients": false)"}) {
+      auto list = models(2);
+      std::vector<double> losses;
+      run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+        EngineOptions options;
+        options.communicator = comm;
+        Engine engine(list[rank], resolved_config(config_json(stage, 2, 2, extra)), options);
+        auto l = train(engine, 0, 8);
+        if (rank == 0) losses = l;
+      });
+      expect_close(losses, reference, "stage " + std::to_string(stage) + extra);
+    }
+  }
+}
+
+TEST(Zero, OptimizerStateIsOneNthPerRank) {
+  Engine one(tiny_model(ModelKind::kGpt2), resolved_config(config_json(0, 8, 1)));
+  const std::int64_t total = one.optimizer().state_bytes();
+  for (int stage : {1, 2, 3}) {
+    auto list = models(4);
+    std::vector<std::int64_t> bytes(4), master(4);
+    run_ranks(4, [&](int rank, std::shared_ptr<Communicator> comm) {
+      EngineOptions options;
+      options.communicator = comm;
+      Engine engine(list[rank], resolved_config(config_json(stage, 2, 1)), options);
+      train(engine, 0, 1);
+      bytes[rank] = engine.optimizer().state_bytes();
+      master[rank] = engine.master_weights().numel();
+    });
+    // Each rank holds exactly its shard: a quarter of the padded buffers (padding < 4 per group).
+    const auto groups = static_cast<std::int64_t>(one.zero().slots().size());
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ(bytes[r], bytes[0]);
+      EXPECT_GE(bytes[r] * 4, total) << "stage " << stage;
+      EXPECT_LE(bytes[r] * 4, total + 2 * 4 * 4 * 3 * groups) << "stage " << stage;
+      EXPECT_LE(master[r] * 4, one.parameter_count() + 3 * groups);
+    }
+  }
+}
+
+TEST(Zero, Stage3ParametersHoldNoDataOutsideAGather) {
+  auto list = models(2);
+  run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+    EngineOptions options;
+    options.communicator = comm;
+    Engine engine(list[rank], resolved_config(config_json(3, 4, 1, "", /*persistence=*/0)),
+                  options);
+    for (const auto& slot : engine.zero().slots()) EXPECT_EQ(slot.param.numel(), 0) << slot.name << " after init";
+    train(engine, 0, 2);
+    for (const auto& slot : engine.zero().slots()) EXPECT_EQ(slot.param.numel(), 0) << slot.name << " after a step";
+    EXPECT_GT(engine.zero().gather_stats().gathers, 0);
+    EXPECT_EQ(engine.zero().gather_stats().live_numel, 0);
+    {
+      GatheredParameters gathered(engine);
+      for (const auto& slot : engine.zero().slots()) {
+        EXPECT_EQ(slot.param.sizes().vec(), slot.shape) << slot.name << " inside GatheredParameters";
+        const double sum = slot.param.sum().item<double>();
+        const double total = comm->all_reduce_scalar(sum, ReduceOp::kSum);
+        EXPECT_NEAR(total, 2 * sum, 1e-6 * std::max(1.0, std::abs(sum))) << slot.name << " differs between ranks";
+      }
+    }
+    for (const auto& slot : engine.zero().slots()) EXPECT_EQ(slot.param.numel(), 0) << slot.name << " after the scope";
+  });
+}
+
+TEST(Zero, GatheredParametersWithModifierRankUpdatesEveryPartition) {
+  for (int stage : {1, 3}) {
+    auto list = models(2);
+    run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+      EngineOptions options;
+      options.communicator = comm;
+      Engine engine(list[rank], resolved_config(config_json(stage, 4, 1)), options);
+      train(engine, 0, 1);
+      const auto& slot = engine.zero().slots().front();  // the token embedding
+      {
+        GatheredParameters gathered(engine, /*modifier_rank=*/1);
+        torch::NoGradGuard no_grad;
+        if (rank == 1) slot.param.fill_(0.25);
+      }
+      GatheredParameters check(engine);
+      EXPECT_TRUE(torch::allclose(slot.param, torch::full_like(slot.param, 0.25))) << "stage " << stage << " rank " << rank;
+    });
+  }
+}
+
+TEST(Zero, InitializeReturnsTheDataLoaderOfThisRank) {
+  auto list = models(2, ModelKind::kMlp);
+  run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+    RegressionOptions data;
+    data.num_samples = 64;
+    EngineOptions options;
+    options.communicator = comm;
+    auto result = initialize(list[rank], resolved_config(config_json(1, 4, 1)), options,
+                             std::make_shared<RegressionDataset>(data));
+    ASSERT_TRUE(result.training_dataloader);
+    EXPECT_EQ(result.training_dataloader->next().size(), 4);
+    EXPECT_EQ(result.training_dataloader->sampler().samples_per_rank(), 32);
+    EXPECT_EQ(result.optimizer, &result.engine->optimizer());
+    EXPECT_EQ(result.lr_scheduler, &result.engine->lr_scheduler());
+    EXPECT_EQ(result.engine->rank(), rank);
+  });
+}
+
+TEST(Zero, NoSyncIsRefusedWhereGradientsArePartitioned) {
+  auto list = models(1);
+  Engine engine(list[0], resolved_config(config_json(2, 8, 1)));
+  EXPECT_THROW(engine.no_sync(), std::logic_error);
+}
+
+// A checkpoint written by 2 ranks at stage 2 resumes on 1 rank (stage 0) and on 4 ranks (stage 3)
+// with the losses the 2-rank run goes on to have.
+TEST(Zero, CheckpointOfTwoRanksResumesOnOneAndOnFour) {
+  test::TempDir dir;
+  auto list = models(2);
+  std::vector<double> continued;
+  run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+    EngineOptions options;
+    options.communicator = comm;
+    Engine engine(list[rank], resolved_config(config_json(2, 4, 1)), options);
+    train(engine, 0, 5);
+    engine.save_checkpoint(dir.file("ckpt"), std::nullopt, R"({"note": "five"})");
+    auto l = train(engine, 5, 5);
+    if (rank == 0) continued = l;
+  });
+  {
+    Engine one(tiny_model(ModelKind::kGpt2, 99), resolved_config(config_json(0, 8, 1)));
+    EXPECT_EQ(one.load_checkpoint(dir.file("ckpt")), R"({"note": "five"})");
+    EXPECT_EQ(one.global_steps(), 5);
+    expect_close(train(one, 5, 5), continued, "resumed on 1 rank");
+  }
+  auto four = models(4);
+  std::vector<double> resumed;
+  run_ranks(4, [&](int rank, std::shared_ptr<Communicator> comm) {
+    EngineOptions options;
+    options.communicator = comm;
+    Engine engine(four[rank], resolved_config(config_json(3, 2, 1)), options);
+    engine.load_checkpoint(dir.file("ckpt"));
+    auto l = train(engine, 5, 5);
+    if (rank == 0) resumed = l;
+  });
+  expect_close(resumed, continued, "resumed on 4 ranks at stage 3");
+}
+
+}  // namespace
+}  // namespace shardscope::engine
