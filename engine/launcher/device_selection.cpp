@@ -131,6 +131,12 @@ DeviceSelection select_local_devices(const DeviceSelectionOptions& o) {
   if (o.num_gpus > 0 && (!o.include.empty() || !o.exclude.empty()))
     throw usage("--num_gpus cannot be combined with --include/--exclude (DeepSpeed refuses it too): pick the GPUs "
                 "with one of them");
+  // Syntax and host names first: a wrong flag is worth fixing before the machine's GPUs matter.
+  for (const auto& [flag, text] : {std::pair<std::string, std::string>{"--include", o.include}, {"--exclude", o.exclude}})
+    if (!text.empty())
+      for (const auto& spec : parse_node_specs(text, flag))
+        if (std::find(o.local_names.begin(), o.local_names.end(), spec.host) == o.local_names.end())
+          throw usage(local_only_message(flag, spec.host));
   DeviceSelection selection;
   const std::string include = include_from_visible_devices(o, selection.notes);
   if (o.gpu_count <= 0) throw environment(no_gpu_message(o, "no GPU is visible on this machine (nvidia-smi lists none)"));
