@@ -18,7 +18,9 @@
 namespace shardscope::testing {
 
 /// Calls fn(rank, communicator) on `world` threads and joins them; rethrows the first failure.
-inline void run_ranks(int world, const std::function<void(int, std::shared_ptr<engine::Communicator>)>& fn) {
+/// With `cuda`, rank r uses GPU r over NCCL; otherwise the CPU over Gloo.
+inline void run_ranks(int world, const std::function<void(int, std::shared_ptr<engine::Communicator>)>& fn,
+                      bool cuda = false) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::thread> threads;
   std::mutex mutex;
@@ -30,6 +32,7 @@ inline void run_ranks(int world, const std::function<void(int, std::shared_ptr<e
         o.rank = r;
         o.world_size = world;
         o.timeout = std::chrono::seconds(60);
+        if (cuda) o.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(r));
         auto comm = std::make_shared<engine::Communicator>(store, o);
         fn(r, comm);
       } catch (const std::exception& e) {

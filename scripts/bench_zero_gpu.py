@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""ZeRO benchmark on N GPUs of one host (issue 7): ShardScope's stages 0-3 (`shardscope launch
+--num_gpus N -- train`, bf16 weights with fp32 master) beside their PyTorch peers run in the same
+call (scripts/bench/zero_peers.py: DDP, ZeroRedundancyOptimizer+DDP, FSDP2 without and with
+resharding after forward), for a GPT-2 shape (default: the 1.3B GPT-2 XL-like shape, 24 layers,
+hidden 2048). Prints tokens/s per GPU, MFU against a measured bf16 matmul peak, and peak memory per
+GPU, then each stage's ratio to its peer; --json for machine output; exit 1 when a stage is
+slower than --min-ratio of its peer or uses more memory than it.
+
+Usage: scripts/bench_zero_gpu.py --cli build-gpu/app/cli/shardscope [--gpus 2 --layers 24
+       --hidden 2048 --heads 16 --seq-len 1024 --micro-batch 4 --steps 20 --warmup 8]"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "bench"))
+from bench_train_gpu import flops_per_token, matmul_peak_tflops  # noqa: E402
+from zero_peers import run_peer  # noqa: E402
+
+PEERS = {0: "ddp", 1: "zero1", 2: "fsdp2", 3: "fsdp2-reshard"}
+
+
+def run_ours(args, stage, workdir, port):
+    config = {
+        "train_micro_batch_size_per_gpu": args.micro_batch,
+        "gradient_accumulation_steps": 1,
+        "gradient_clipping": 1.0,
+        "steps_per_print": 10,
+        "optimizer": {"type": "AdamW", "params": {"lr": 3e-4, "betas": [0.9, 0.95], "weight_decay": 0.1}},
+        "bf16": {"enabled": True},
+        "zero_optimization": {"stage": stage, "overlap_comm": True, "contiguous_gradients": True,
+                              "reduce_bucket_size": args.bucket, "stage3_prefetch_bucket_size": args.bucket,
+                              "stage3_max_reuse_distance": args.bucket},
+    }
+    path = os.path.join(workdir, f"ds_stage{stage}.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    db = os.path.join(workdir, "bench.db")
+    name = f"zero{stage}"
+    cmd = [args.cli, "launch", "--num_gpus", str(args.gpus), "--master_port", str(port), "--session", db,
+           "--name", name, "--", "--config", path, "--model", "gpt2", "--layers", str(args.layers),
+           "--hidden", str(args.hidden), "--heads", str(args.heads), "--seq-len", str(args.seq_len),
+           "--vocab", str(args.vocab), "--steps", str(args.steps), "--device", "cuda"]
+    print("ours:", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    show = subprocess.run([args.cli, "sessions", "show", name, "--db", db, "--json", "--warmup", str(args.warmup)],
+                          check=True, capture_output=True, text=True)
+    summary = json.loads(show.stdout)["summary"]
+    peak = max((m.get("peak_bytes") or 0) for m in summary["memory"])
+    return summary["tokens_per_s"] / args.gpus, peak, summary.get("final_loss")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cli", required=True)
+    p.add_argument("--gpus", type=int, default=2)
+    p.add_argument("--layers", type=int, default=24)
+    p.add_argument("--hidden", type=int, default=2048)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--vocab", type=int, default=50304)
+    p.add_argument("--seq-len", type=int, default=1024)
+    p.add_argument("--micro-batch", type=int, default=4)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=8)
+    p.add_argument("--bucket", type=int, default=50_000_000, help="reduce/prefetch bucket, elements")
+    p.add_argument("--stages", default="0,1,2,3")
+    p.add_argument("--min-ratio", type=float, default=1.0)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    peak = matmul_peak_tflops()
+    shape = (args.layers, args.hidden, args.heads, args.vocab, args.seq_len)
+    rows, port = [], 29600
+    with tempfile.TemporaryDirectory() as workdir:
+        for stage in (int(s) for s in args.stages.split(",")):
+            port += 1
+            ours = run_ours(args, stage, workdir, port)
+            torch.cuda.empty_cache()
+            port += 1
+            peer = run_peer(PEERS[stage], args.gpus, shape, args.micro_batch, args.steps, args.warmup, port)
+            rows.append((stage, ours, peer))
+            print(f"stage {stage}: ours {ours[0]:.0f} tok/s/GPU {ours[1]/2**30:.2f} GiB; {PEERS[stage]} "
+                  f"{peer[0]:.0f} tok/s/GPU {peer[1]/2**30:.2f} GiB", flush=True)
+    params = 12 * args.layers * args.hidden**2 + 13 * args.layers * args.hidden + (args.vocab + args.seq_len) * args.hidden + 2 * args.hidden
+    fpt = flops_per_token(params, args.layers, args.hidden, args.seq_len)
+    versions = {"torch": torch.__version__, "cuda": torch.version.cuda, "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+                "gpu": torch.cuda.get_device_name(), "gpus": args.gpus, "host": platform.node(), "params": params,
+                "matmul_peak_tflops": peak}
+    out = []
+    ok = True
+    print(f"# GPT-2 shape: {args.layers} layers, hidden {args.hidden}, {args.heads} heads, seq {args.seq_len}, "
+          f"micro-batch {args.micro_batch}/GPU, {params/1e9:.2f}B params, {args.gpus}x {versions['gpu']}, "
+          f"torch {versions['torch']}, NCCL {versions['nccl']}; bf16 matmul peak {peak:.0f} TFLOP/s")
+    print(f"{'stage':<6} {'engine':<14} {'tok/s/GPU':>10} {'MFU':>7} {'peak GiB/GPU':>13} {'loss':>7}   "
+          f"{'speed ratio':>11} {'memory ratio':>12}")
+    for stage, ours, peer in rows:
+        speed, memory = ours[0] / peer[0], ours[1] / peer[1]
+        stage_ok = speed >= args.min_ratio and memory <= 1.0
+        ok = ok and stage_ok
+        for name, (tps, mem, loss) in ((f"shardscope-z{stage}", ours), (PEERS[stage], peer)):
+            mfu = tps * fpt / 1e12 / peak
+            print(f"{stage:<6} {name:<14} {tps:>10.0f} {mfu*100:>6.1f}% {mem/2**30:>13.2f} {loss or float('nan'):>7.3f}", end="")
+            print(f"   {speed:>11.3f} {memory:>12.3f}{'' if stage_ok else '  FAILED'}" if name.startswith("shard") else "")
+        out.append({"stage": stage, "peer": PEERS[stage], "ours_tokens_per_s_per_gpu": ours[0], "ours_peak_bytes": ours[1],
+                    "peer_tokens_per_s_per_gpu": peer[0], "peer_peak_bytes": peer[1], "speed_ratio": speed,
+                    "memory_ratio": memory})
+    if args.json:
+        print(json.dumps({"rows": out, "versions": versions}, indent=2))
+    print("# OK" if ok else "# FAILED: a stage is slower than its peer or uses more memory")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
