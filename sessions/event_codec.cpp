@@ -183,6 +183,15 @@ void write_activity(Writer& w, const ActivityRecord& a) {
   w.i64(a.stream);
   w.i64(a.bytes);
   w.i64(a.step);
+  // Protocol 2: a mask of the optional details, then the ones present.
+  const std::uint8_t mask = (a.grid ? 1 : 0) | (a.block ? 2 : 0) | (a.registers_per_thread ? 4 : 0) |
+                            (a.correlation_id ? 8 : 0) | (a.throughput_gbps ? 16 : 0);
+  w.u8(mask);
+  for (const auto* dim : {&a.grid, &a.block})
+    if (*dim) w.i32((*dim)->x), w.i32((*dim)->y), w.i32((*dim)->z);
+  if (a.registers_per_thread) w.i32(*a.registers_per_thread);
+  if (a.correlation_id) w.i64(*a.correlation_id);
+  if (a.throughput_gbps) w.f64(*a.throughput_gbps);
 }
 
 ActivityRecord read_activity(Reader& r) {
@@ -197,6 +206,13 @@ ActivityRecord read_activity(Reader& r) {
   a.stream = r.i64();
   a.bytes = r.i64();
   a.step = r.i64();
+  const std::uint8_t mask = r.u8();
+  if (mask > 31) r.fail("unknown activity detail bits " + std::to_string(mask));
+  for (auto [bit, dim] : {std::pair{1, &a.grid}, std::pair{2, &a.block}})
+    if (mask & bit) *dim = Dim3{r.i32(), r.i32(), r.i32()};
+  if (mask & 4) a.registers_per_thread = r.i32();
+  if (mask & 8) a.correlation_id = r.i64();
+  if (mask & 16) a.throughput_gbps = r.f64();
   return a;
 }
 

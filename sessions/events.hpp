@@ -14,7 +14,7 @@
 namespace shardscope::sessions {
 
 /// Version of the wire protocol; a collector refuses a Hello carrying another major version.
-inline constexpr std::uint16_t kProtocolVersion = 1;
+inline constexpr std::uint16_t kProtocolVersion = 2;
 
 /// Where one rank runs: what the launcher knows when it spawns it.
 struct RankInfo {
@@ -84,16 +84,28 @@ struct CommRecord {
 
 enum class ActivityKind { kKernel = 0, kMemcpy = 1, kMemset = 2 };
 
+/// A CUDA launch dimension (gridDim or blockDim).
+struct Dim3 {
+  int x = 1, y = 1, z = 1;
+  bool operator==(const Dim3& o) const { return x == o.x && y == o.y && z == o.z; }
+};
+
 /// One GPU activity of the profiled window (a CUPTI activity record, reduced).
 struct ActivityRecord {
   ActivityKind kind = ActivityKind::kKernel;
-  std::string name;         ///< kernel name, or "HtoD"/"DtoH"/"DtoD"/"memset"
+  std::string name;         ///< kernel name (demangled), or "HtoD"/"DtoH"/"DtoD"/.../"memset"
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   int device = 0;
   std::int64_t stream = 0;
   std::int64_t bytes = 0;   ///< memcpy/memset size; 0 for kernels
   std::int64_t step = -1;   ///< the step it belongs to, -1 when unknown
+  // Details (protocol 2, schema 3); unset when the recorder did not provide them.
+  std::optional<Dim3> grid = std::nullopt;                   ///< kernels
+  std::optional<Dim3> block = std::nullopt;                  ///< kernels
+  std::optional<int> registers_per_thread = std::nullopt;    ///< kernels
+  std::optional<std::int64_t> correlation_id = std::nullopt; ///< CUPTI's link to the launching API call
+  std::optional<double> throughput_gbps = std::nullopt;      ///< memcpy/memset: bytes / duration, GB/s
 };
 
 /// A batch of activities of one rank; the profiler flushes its CUPTI buffers as batches.

@@ -1,5 +1,7 @@
 #include "sessions/profile_reader.hpp"
 
+#include <utility>
+
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
 
@@ -34,6 +36,31 @@ std::vector<CommRecord> load_comm_records(Store& store, std::int64_t session_id,
     out.push_back({static_cast<int>(s.int64(0)), s.int64(1), s.text(2), s.int64(3), s.real(4),
                    s.optional_real(5).value_or(0), s.optional_real(6).value_or(0),
                    static_cast<int>(s.optional_int64(7).value_or(0))});
+  return out;
+}
+
+std::vector<ActivityRecord> load_activity_details(Store& store, std::int64_t session_id, int rank) {
+  Statement s(store.db(), "SELECT a.kind, n.text, a.start_ns, a.end_ns, a.device, a.stream, a.bytes, a.step, "
+                          "a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z, a.registers_per_thread, "
+                          "a.correlation_id, a.throughput_gbps FROM activities a JOIN names n ON n.id = a.name_id "
+                          "WHERE a.session_id = ? AND a.rank = ? ORDER BY a.start_ns");
+  s.bind(1, session_id).bind(2, rank);
+  auto dim = [&s](int first) -> std::optional<Dim3> {
+    if (s.is_null(first)) return std::nullopt;
+    return Dim3{static_cast<int>(s.int64(first)), static_cast<int>(s.int64(first + 1)),
+                static_cast<int>(s.int64(first + 2))};
+  };
+  std::vector<ActivityRecord> out;
+  while (s.step()) {
+    ActivityRecord a{static_cast<ActivityKind>(s.int64(0)), s.text(1), s.int64(2), s.int64(3),
+                     static_cast<int>(s.int64(4)), s.int64(5), s.int64(6), s.int64(7)};
+    a.grid = dim(8);
+    a.block = dim(11);
+    if (auto r = s.optional_int64(14)) a.registers_per_thread = static_cast<int>(*r);
+    a.correlation_id = s.optional_int64(15);
+    a.throughput_gbps = s.optional_real(16);
+    out.push_back(std::move(a));
+  }
   return out;
 }
 

@@ -20,6 +20,9 @@ std::vector<TimerBreakdown> load_timer_breakdowns(Store& store, std::int64_t ses
 /// Collective records of every rank (or of one), by rank, step, then arrival.
 std::vector<CommRecord> load_comm_records(Store& store, std::int64_t session_id,
                                           std::optional<int> rank = std::nullopt);
+/// One rank's activities by start time with their optional details (grid, block, registers,
+/// correlation id, throughput; schema 3), which load_activities leaves out.
+std::vector<ActivityRecord> load_activity_details(Store& store, std::int64_t session_id, int rank);
 /// Ranks that have activity records, ascending.
 std::vector<int> load_activity_ranks(Store& store, std::int64_t session_id);
 

@@ -152,7 +152,22 @@ CREATE TABLE session_tags(
 CREATE INDEX session_tags_by_tag ON session_tags(tag, session_id);
 )sql";
 
+// Version 3 adds the kernel launch details the CUPTI collector records (grid, block, registers,
+// correlation id) and memcpy/memset throughput. Nullable: rows of older files have none.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE activities ADD COLUMN grid_x INTEGER;
+ALTER TABLE activities ADD COLUMN grid_y INTEGER;
+ALTER TABLE activities ADD COLUMN grid_z INTEGER;
+ALTER TABLE activities ADD COLUMN block_x INTEGER;
+ALTER TABLE activities ADD COLUMN block_y INTEGER;
+ALTER TABLE activities ADD COLUMN block_z INTEGER;
+ALTER TABLE activities ADD COLUMN registers_per_thread INTEGER;
+ALTER TABLE activities ADD COLUMN correlation_id INTEGER;
+ALTER TABLE activities ADD COLUMN throughput_gbps REAL;
+)sql";
+
 void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
+void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 
 void stamp(SqliteDb& db, int version) {
@@ -172,6 +187,7 @@ const std::vector<Migration>& schema_migrations() {
       {0, 1, "create the session store (sessions, ranks, steps, timers, comms, activities, NVTX, logs)",
        create_v1},
       {1, 2, "add session tags", add_tags_v2},
+      {2, 3, "add kernel launch details and copy throughput to activities", add_activity_details_v3},
   };
   return migrations;
 }

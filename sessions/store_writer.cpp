@@ -34,7 +34,8 @@ struct StoreWriter::Impl {
         comm(d, "INSERT INTO comms(session_id, rank, step, op, bytes, latency_us, algbw_gbps, busbw_gbps, "
                 "group_size) VALUES(?,?,?,?,?,?,?,?,?)"),
         activity(d, "INSERT INTO activities(session_id, rank, kind, name_id, start_ns, end_ns, device, stream, "
-                    "bytes, step) VALUES(?,?,?,?,?,?,?,?,?,?)"),
+                    "bytes, step, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
+                    "correlation_id, throughput_gbps) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         nvtx(d, "INSERT INTO nvtx_ranges(session_id, rank, name_id, domain, start_ns, end_ns, device, stream, "
                 "step) VALUES(?,?,?,?,?,?,?,?,?)"),
         log(d, "INSERT INTO logs(session_id, rank, time, level, text) VALUES(?,?,?,?,?)"),
@@ -112,6 +113,24 @@ void StoreWriter::Impl::write_step(std::int64_t session, const StepMetrics& e) {
       .bind(15, e.mem_reserved_bytes).bind(16, e.mem_peak_bytes).run();
 }
 
+namespace {
+
+std::optional<std::int64_t> dim_part(const std::optional<Dim3>& dim, int Dim3::*part) {
+  return dim ? std::optional<std::int64_t>((*dim).*part) : std::nullopt;
+}
+
+// Columns 11-19 of the activity insert: the optional details (NULL when not recorded).
+void bind_details(Statement& s, const ActivityRecord& a) {
+  int column = 11;
+  for (const auto* dim : {&a.grid, &a.block})
+    for (const auto part : {&Dim3::x, &Dim3::y, &Dim3::z}) s.bind(column++, dim_part(*dim, part));
+  s.bind(17, a.registers_per_thread ? std::optional<std::int64_t>(*a.registers_per_thread) : std::nullopt);
+  s.bind(18, a.correlation_id);
+  s.bind(19, a.throughput_gbps);
+}
+
+}  // namespace
+
 void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
   if (const auto* e = std::get_if<RunStart>(&event)) return write_run_start(session, *e);
   if (const auto* e = std::get_if<StepMetrics>(&event)) return write_step(session, *e);
@@ -122,10 +141,13 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
     comm.bind(1, session).bind(2, e->rank).bind(3, e->step).bind(4, e->op).bind(5, e->bytes)
         .bind(6, e->latency_us).bind(7, e->algbw_gbps).bind(8, e->busbw_gbps).bind(9, e->group_size).run();
   } else if (const auto* e = std::get_if<ActivityBatch>(&event)) {
-    for (const auto& a : e->records)
+    for (const auto& a : e->records) {
       activity.bind(1, session).bind(2, e->rank).bind(3, static_cast<int>(a.kind)).bind(4, name_id(a.name))
           .bind(5, a.start_ns).bind(6, a.end_ns).bind(7, a.device).bind(8, a.stream).bind(9, a.bytes)
-          .bind(10, a.step).run();
+          .bind(10, a.step);
+      bind_details(activity, a);
+      activity.run();
+    }
   } else if (const auto* e = std::get_if<NvtxBatch>(&event)) {
     for (const auto& n : e->ranges)
       nvtx.bind(1, session).bind(2, e->rank).bind(3, name_id(n.name)).bind(4, n.domain).bind(5, n.start_ns)
