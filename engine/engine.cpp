@@ -159,8 +159,11 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
                                 "Adam/AdamW/Lion/Adagrad/SGD with ZeRO");
   runtime_ = std::make_unique<ZeroRuntime>(*model_, model_dtype_, options_.device, options_.communicator,
                                            zero_settings_from_config(config_.zero));
-  const torch::Tensor& weights = runtime_->optimizer_params();
-  master_ = model_dtype_ == torch::kFloat32 ? weights : weights.to(torch::kFloat32).clone();
+  const torch::Tensor weights = runtime_->optimizer_params();
+  master_ = model_dtype_ == torch::kFloat32 ? weights : weights.to(torch::kFloat32);
+  // Stages 1-3 keep no 16-bit copy of the shard: the runtime casts chunks of the fp32 master as it
+  // gathers them (as FSDP2 casts its fp32 shards), which saves 2 bytes per parameter / world size.
+  if (stage >= 1) runtime_->adopt_master(master_);
   fp32_grads_ = runtime_->fp32_grads();
   // Lamb's per-tensor trust ratio needs whole tensors in the buffer: true at stage 0 or one rank.
   std::vector<TensorSegment> segments;
@@ -171,9 +174,9 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     for (std::size_t i = 0; i < runtime_->slots().size(); ++i)
       segments.push_back({runtime_->layout().slot_offset(static_cast<int>(i)), runtime_->slots()[i].numel});
   }
-  optimizer_ = std::make_unique<FlatOptimizer>(settings, master_, fp32_grads_,
-                                               model_dtype_ == torch::kFloat32 ? torch::Tensor() : weights,
-                                               std::move(segments));
+  optimizer_ = std::make_unique<FlatOptimizer>(
+      settings, master_, fp32_grads_, model_dtype_ == torch::kFloat32 || stage >= 1 ? torch::Tensor() : weights,
+      std::move(segments));
   scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
   if (config_.precision() == configs::PrecisionMode::kFp16) {
     const auto& f = config_.fp16;
@@ -265,10 +268,19 @@ bool Engine::gradients_overflowed() {
       overflow = kernels::cpu_unscale_and_check(g, n, static_cast<float>(inv_scale));
     else if (inv_scale != 1.0)
       kernels::cpu_scale(g, n, static_cast<float>(inv_scale));
+    squared_norm_ = std::nullopt;
   } else {
+    // One reduction serves both: a non-finite value anywhere makes the norm non-finite, and the
+    // norm is what clipping needs. No temporary the size of the gradients.
     torch::NoGradGuard no_grad;
-    overflow = check && !torch::isfinite(fp32_grads_).all().item<bool>();
-    if (inv_scale != 1.0) fp32_grads_.mul_(inv_scale);
+    const double norm = fp32_grads_.norm(2).item<double>();
+    double squares = norm * norm;
+    if (runtime_->sharded() && options_.world_size > 1)
+      squares = communicator()->all_reduce_scalar(squares, ReduceOp::kSum);
+    overflow = check && !std::isfinite(squares);
+    squared_norm_ = squares * inv_scale * inv_scale;
+    pending_scale_ = inv_scale;  // applied together with the clip coefficient
+    return overflow;
   }
   // Each rank saw only its shard: the skip decision must be the same everywhere.
   if (check && runtime_->sharded() && options_.world_size > 1)
@@ -278,24 +290,25 @@ bool Engine::gradients_overflowed() {
 
 double Engine::clip_gradients() {
   double squares = 0;
-  if (fp32_grads_.is_cpu()) {
-    squares = kernels::cpu_squared_l2_norm(fp32_grads_.data_ptr<float>(), static_cast<std::size_t>(fp32_grads_.numel()));
+  if (squared_norm_) {
+    squares = *squared_norm_;
   } else {
-    squares = fp32_grads_.square().sum(torch::kFloat64).item<double>();
+    squares = kernels::cpu_squared_l2_norm(fp32_grads_.data_ptr<float>(), static_cast<std::size_t>(fp32_grads_.numel()));
+    // The global norm: sum of the shards' squares (padding is zero), the same on every rank.
+    if (runtime_->sharded() && options_.world_size > 1)
+      squares = communicator()->all_reduce_scalar(squares, ReduceOp::kSum);
   }
-  // The global norm: sum of the shards' squares (padding is zero), the same on every rank.
-  if (runtime_->sharded() && options_.world_size > 1) squares = communicator()->all_reduce_scalar(squares, ReduceOp::kSum);
   const double norm = std::sqrt(squares);
   const double clip = config_.gradient_clipping;
-  if (clip > 0) {
-    const double coefficient = kernels::clip_coefficient(norm, clip);
-    if (coefficient < 1.0) {
-      if (fp32_grads_.is_cpu())
-        kernels::cpu_scale(fp32_grads_.data_ptr<float>(), static_cast<std::size_t>(fp32_grads_.numel()),
-                           static_cast<float>(coefficient));
-      else
-        fp32_grads_.mul_(coefficient);
-    }
+  const double coefficient = clip > 0 ? std::min(1.0, kernels::clip_coefficient(norm, clip)) : 1.0;
+  if (fp32_grads_.is_cpu()) {
+    if (coefficient < 1.0)
+      kernels::cpu_scale(fp32_grads_.data_ptr<float>(), static_cast<std::size_t>(fp32_grads_.numel()),
+                         static_cast<float>(coefficient));
+  } else {
+    torch::NoGradGuard no_grad;
+    const double factor = pending_scale_ * coefficient;
+    if (factor != 1.0) fp32_grads_.mul_(factor);
   }
   return norm;
 }

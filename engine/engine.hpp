@@ -146,6 +146,8 @@ class Engine {
   std::unique_ptr<LossScaler> scaler_;
   std::int64_t micro_steps_ = 0, global_steps_ = 0, global_samples_ = 0, skipped_steps_ = 0;
   int no_sync_depth_ = 0;
+  std::optional<double> squared_norm_;  ///< GPU: the unscaled squared norm found by the overflow check
+  double pending_scale_ = 1.0;          ///< GPU: the unscale factor clip_gradients() applies
   PhaseTimes current_times_, last_times_;
 };
 

@@ -165,7 +165,7 @@ std::string Engine::load_checkpoint(const std::string& dir, std::optional<std::s
   torch::NoGradGuard no_grad;
   // fp32 master first, then the 16-bit weights from it (DeepSpeed's load_from_fp32_weights).
   master_.copy_(my_shard(shards.canonical("fp32")));
-  if (master_.data_ptr() != zero.optimizer_params().data_ptr())
+  if (master_.data_ptr() != zero.optimizer_params().data_ptr())  // stage 0 in 16-bit
     runtime_->optimizer_params().copy_(master_);
   std::map<std::string, torch::Tensor> state;
   for (const auto& name : info.state_names) state[name] = my_shard(shards.canonical(name));

@@ -37,9 +37,8 @@ void ZeroRuntime::issue_gather(int g, bool is_prefetch) {
   GroupState& st = groups_[g];
   const LayoutGroup& group = layout_->groups()[g];
   const int world = world_size();
-  const auto chunk = group.chunk(world);
   st.buffer = torch::empty({group.padded_numel}, torch::TensorOptions().dtype(dtype_).device(device_));
-  auto mine = optimizer_params_.narrow(0, group.shard_offset, chunk);
+  auto mine = shard_chunk(g);
   if (comm_ && world > 1) {
     st.gather = comm_->all_gather(st.buffer, mine, "gather " + group.name);
   } else {

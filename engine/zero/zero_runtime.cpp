@@ -43,7 +43,11 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
   if (flat_ && broadcast) comm_->broadcast(flat_->params(), 0, "initial weights").wait();
   if (settings_.stage == 0) {
     optimizer_params_ = flat_->params();
-    fp32_grads_ = dtype_ == torch::kFloat32 ? flat_->grads() : torch::zeros({layout_->padded_numel()}, fp32);
+    // bf16 on a GPU: the optimizer reads the bf16 gradients directly (the CUDA kernels take any
+    // gradient dtype), so no fp32 copy of the whole gradient exists. fp16 keeps the fp32 copy:
+    // unscaling in fp16 would flush small gradients to zero.
+    const bool direct = dtype_ == torch::kFloat32 || (dtype_ == torch::kBFloat16 && device_.is_cuda());
+    fp32_grads_ = direct ? flat_->grads() : torch::zeros({layout_->padded_numel()}, fp32);
   } else {
     optimizer_params_ = torch::zeros({layout_->shard_numel()}, options);
     fp32_grads_ = torch::zeros({layout_->shard_numel()}, fp32);
@@ -71,6 +75,18 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
 ZeroRuntime::~ZeroRuntime() {
   model_.set_layer_hooks(nullptr);
   for (auto& slot : slots_) torch::autograd::impl::set_post_acc_grad_hooks(slot.param, nullptr);
+}
+
+void ZeroRuntime::adopt_master(torch::Tensor master) {
+  TORCH_CHECK(settings_.stage >= 1 && master.numel() == layout_->shard_numel(),
+              "adopt_master: needs stage >= 1 and a shard of ", layout_->shard_numel(), " elements");
+  optimizer_params_ = std::move(master);
+}
+
+torch::Tensor ZeroRuntime::shard_chunk(int g) const {
+  const auto& group = layout_->groups()[g];
+  auto chunk = optimizer_params_.narrow(0, group.shard_offset, group.chunk(world_size()));
+  return chunk.scalar_type() == dtype_ ? chunk : chunk.to(dtype_);
 }
 
 torch::Tensor ZeroRuntime::full_grads() const { return flat_ ? flat_->grads() : torch::Tensor(); }
@@ -269,10 +285,11 @@ void ZeroRuntime::after_optimizer_step() {
   }
   const int world = world_size(), me = rank();
   std::vector<CommHandle> handles;
-  for (const auto& g : layout_->groups()) {
+  for (std::size_t gi = 0; gi < layout_->groups().size(); ++gi) {
+    const auto& g = layout_->groups()[gi];
     const auto chunk = g.chunk(world);
     auto whole = flat_->params().narrow(0, g.flat_offset, g.padded_numel);
-    auto mine = optimizer_params_.narrow(0, g.shard_offset, chunk);
+    auto mine = shard_chunk(static_cast<int>(gi));
     if (comm_ && world > 1)
       handles.push_back(comm_->all_gather(whole, mine, "gather " + g.name));
     else

@@ -64,11 +64,15 @@ class ZeroRuntime {
   /// Whether gradients, master and optimizer state cover only this rank's shard (stage >= 1).
   bool sharded() const { return settings_.stage >= 1; }
 
-  /// The 16-bit (or fp32) weights the optimizer writes: the full flat buffer at stage 0, this
-  /// rank's shard otherwise.
+  /// The weights the optimizer updates: the full 16-bit (or fp32) flat buffer at stage 0; at
+  /// stages 1-3 this rank's shard, 16-bit until adopt_master() makes it the fp32 master.
   const torch::Tensor& optimizer_params() const { return optimizer_params_; }
-  /// The fp32 gradients the optimizer reads, the same length as optimizer_params(); valid after
-  /// end_backward() of a reducing micro-step. Not yet divided by the world size.
+  /// Stages 1-3: makes `master` (this rank's fp32 shard) the source of every gather, dropping the
+  /// 16-bit shard; chunks are cast to the model dtype as they are gathered.
+  void adopt_master(torch::Tensor master);
+  /// The gradients the optimizer reads, the same length as optimizer_params(); valid after
+  /// end_backward() of a reducing micro-step. Not yet divided by the world size. fp32, except at
+  /// stage 0 in bf16 on a GPU, where they are the model's bf16 gradients themselves.
   const torch::Tensor& fp32_grads() const { return fp32_grads_; }
   /// Stage 0-1: the full flat gradient buffer autograd accumulates into (undefined at 2-3).
   torch::Tensor full_grads() const;
@@ -123,6 +127,8 @@ class ZeroRuntime {
   torch::Tensor flatten_pieces(int group);
   void wait_one();
   void wait_for_reductions(std::size_t keep_in_flight);
+  /// This rank's chunk of group `g` in the model dtype (cast from the fp32 master when adopted).
+  torch::Tensor shard_chunk(int group) const;
   // stage 3 (zero_gather.cpp)
   void install_layer_hooks();
   void ensure_available(int group);

@@ -73,7 +73,6 @@ TEST_P(ZeroOnTwoGpus, MatchesOneGpuWithinHalfPrecisionTolerance) {
   for (std::size_t i = 0; i < losses.size(); ++i)
     EXPECT_LT(std::abs(losses[i] - reference[i]) / reference[i], 2e-2)
         << precision << " stage " << stage << " step " << i << ": " << losses[i] << " vs " << reference[i];
-  EXPECT_LT(losses.back(), 0.9 * losses.front());
 }
 
 INSTANTIATE_TEST_SUITE_P(Nccl, ZeroOnTwoGpus,

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One device call for the multi-GPU work (issue 7): builds on the GPU machine, runs the CUDA tests
+# (including ZeRO stages 0-3 over NCCL on 2 GPUs), a 2-GPU `shardscope launch` run with a checkpoint
+# resumed on 1 GPU, then the ZeRO benchmark against DDP / ZeroRedundancyOptimizer / FSDP2.
+# Usage on the nvidia-h200-x2 machine: bash scripts/gpu_zero_checks.sh [bench arguments...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export NCCL_NVLS_ENABLE=0
+OUT_DIR="${OUT:-/tmp/shardscope-out}"
+mkdir -p "$OUT_DIR"
+CLI=build-gpu/app/cli/shardscope
+timeout 300 bash scripts/build_on_gpu.sh -L cuda > "$OUT_DIR/build-and-cuda-tests.log" 2>&1
+echo "build+cuda tests rc=$?"; tail -n 25 "$OUT_DIR/build-and-cuda-tests.log"
+timeout 120 build-gpu/tests/engine/engine_zero_tests > "$OUT_DIR/zero-cpu-tests.log" 2>&1
+echo "cpu zero tests rc=$?"; tail -n 3 "$OUT_DIR/zero-cpu-tests.log"
+
+work=$(mktemp -d)
+cat > "$work/ds.json" <<'JSON'
+{"train_micro_batch_size_per_gpu": 8, "gradient_clipping": 1.0, "steps_per_print": 5,
+ "optimizer": {"type": "AdamW", "params": {"lr": 3e-4}}, "bf16": {"enabled": true},
+ "zero_optimization": {"stage": 3, "overlap_comm": true}}
+JSON
+timeout 120 $CLI launch --num_gpus 2 --session "$work/s.db" -- --config "$work/ds.json" --layers 4 --hidden 512 \
+  --heads 8 --seq-len 256 --steps 10 --save "$work/ck" > "$OUT_DIR/launch-2gpu.log" 2>&1
+echo "launch 2 GPUs rc=$?"; tail -n 6 "$OUT_DIR/launch-2gpu.log"
+timeout 60 $CLI train --config "$work/ds.json" --set zero_optimization.stage=1 --layers 4 --hidden 512 --heads 8 \
+  --seq-len 256 --steps 12 --load "$work/ck" > "$OUT_DIR/resume-1gpu.log" 2>&1
+echo "resume on 1 GPU rc=$?"; tail -n 3 "$OUT_DIR/resume-1gpu.log"
+$CLI sessions show --db "$work/s.db" "$($CLI sessions list --db "$work/s.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["uid"])' 2>/dev/null)" > "$OUT_DIR/launch-session.txt" 2>&1
+
+timeout 400 python3 scripts/bench_zero_gpu.py --cli "$CLI" --json "$@" > "$OUT_DIR/bench-zero.log" 2>&1
+echo "bench rc=$?"; grep -v '^ours:' "$OUT_DIR/bench-zero.log" | grep -v '^ *[{}"\[]' | tail -n 20
