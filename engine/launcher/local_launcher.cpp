@@ -167,7 +167,16 @@ LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std:
 
   LaunchOutcome outcome;
   RankSupervisor supervisor(std::move(options));
-  outcome.result = supervisor.run();
+  try {
+    outcome.result = supervisor.run();
+  } catch (const std::exception& e) {
+    // A rank that could not start: the session must not look like a run still going.
+    if (session) {
+      session->send(sessions::LogLine{-1, unix_now(), sessions::LogLevel::kError, e.what()});
+      session->send(sessions::RunEnd{"failed", unix_now(), unix_now() - started_at, {}});
+    }
+    throw;
+  }
   outcome.exit_code = outcome.result.exit_code;
   report_end(outcome.result, err, session.get());
   if (session) {

@@ -283,6 +283,8 @@ TEST_F(LauncherProcess, ABusyPortStartsNothing) {
 TEST_F(LauncherProcess, AMissingProgramIsNamed) {
   auto r = request(2, "");
   r.program = dir_.file("no-such-program");
+  r.session_db = dir_.file("runs.db");
+  r.environment_report = [] { return sessions::EnvironmentReport{}; };
   try {
     launch_local(r, out_, err_);
     ADD_FAILURE() << "a missing program was started";
@@ -290,6 +292,10 @@ TEST_F(LauncherProcess, AMissingProgramIsNamed) {
     EXPECT_TRUE(contains(e.what(), "cannot start rank program " + r.program + ": No such file or directory"))
         << e.what();
   }
+  auto store = sessions::Store::open(dir_.file("runs.db"));
+  const auto all = sessions::list_sessions(store);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].status, "failed");  // not left "running"
 }
 
 TEST_F(LauncherProcess, TheSessionRecordsRanksLinesAndExitCodes) {
