@@ -12,7 +12,9 @@
 
 #include "app/gui/config_editor_page.hpp"
 #include "app/gui/environment_page.hpp"
+#include "app/gui/code_editor.hpp"
 #include "app/gui/estimator_page.hpp"
+#include "app/gui/launch_page.hpp"
 #include "app/gui/sessions_page.hpp"
 #include "sessions/build_info.hpp"
 
@@ -48,11 +50,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(config_editor_page_, &ConfigEditorPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
+  launch_page_ = new LaunchPage(this);
+  addPage(launch_page_, tr("Launch & Watch"),
+          tr("Run the engine on this machine and watch curves and logs live (shardscope launch)"));
+  launch_page_->setEditorDocument([this] { return config_editor_page_->editor()->toPlainText(); },
+                                  [this] { return config_editor_page_->filePath(); });
+  connect(launch_page_, &LaunchPage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+
   sessions_page_ = new SessionsPage(this);
   addPage(sessions_page_, tr("Sessions & Compare"),
           tr("Open session files, compare 2 to 8 runs, see a profiled window (shardscope sessions)"));
   connect(sessions_page_, &SessionsPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+
+  connect(launch_page_, &LaunchPage::openSession, this, [this](const QString& file, const QString& uid) {
+    sessions_page_->revealSession(file, uid);
+    showPage(tr("Sessions & Compare"));
+  });
 
   createMenus();
   restoreWindowState();
@@ -114,6 +128,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     event->ignore();
     return;
   }
+  launch_page_->shutdown();  // a running launch is stopped (SIGTERM, then kill): nothing is left behind
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());

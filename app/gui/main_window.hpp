@@ -11,6 +11,7 @@ namespace shardscope::gui {
 
 class ConfigEditorPage;
 class EnvironmentPage;
+class LaunchPage;
 class SessionsPage;
 
 class MainWindow : public QMainWindow {
@@ -35,6 +36,7 @@ class MainWindow : public QMainWindow {
   QStackedWidget* pages_ = nullptr;
   EnvironmentPage* environment_page_ = nullptr;
   ConfigEditorPage* config_editor_page_ = nullptr;
+  LaunchPage* launch_page_ = nullptr;
   SessionsPage* sessions_page_ = nullptr;
 };
 

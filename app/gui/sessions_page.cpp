@@ -318,6 +318,19 @@ void SessionsPage::onCatalogLoaded() {
   for (const auto& error : catalog.errors) emit statusMessage(QString::fromStdString(error));
   if (catalog.errors.empty())
     emit statusMessage(tr("%1 sessions in %2 files").arg(count).arg(files_.size()));
+  if (!reveal_uid_.isEmpty()) {
+    filter_->clear();
+    status_filter_->setCurrentIndex(0);
+    list_->clearSelection();
+    for (int r = 0; r < proxy_->rowCount(); ++r) {
+      const int source = proxy_->mapToSource(proxy_->index(r, 0)).row();
+      if (QString::fromStdString(catalog_->row(source).info.uid).startsWith(reveal_uid_)) {
+        list_->selectionModel()->select(proxy_->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        list_->scrollTo(proxy_->index(r, 0));
+      }
+    }
+    reveal_uid_.clear();
+  }
   emit catalogLoaded();
 }
 
@@ -327,6 +340,14 @@ std::vector<SessionRef> SessionsPage::selectedRefs() const {
   std::vector<SessionRef> refs;
   for (const auto& index : rows) refs.push_back(catalog_->ref(proxy_->mapToSource(index).row()));
   return refs;
+}
+
+void SessionsPage::revealSession(const QString& file, const QString& uid) {
+  reveal_uid_ = uid;
+  if (files_.contains(QFileInfo(file).absoluteFilePath()))
+    refresh();
+  else
+    openFiles({file});
 }
 
 void SessionsPage::selectByName(const QStringList& names) {

@@ -51,6 +51,8 @@ class SessionsPage : public QWidget {
   /// Shows the profiled window of the selected session (or of `session`).
   void profileSelected();
   void profile(const SessionRef& session);
+  /// Opens `file` if needed and selects session `uid` in the list once it is loaded.
+  void revealSession(const QString& file, const QString& uid);
   /// Selects rows of the filtered list whose session name is in `names`.
   void selectByName(const QStringList& names);
 
@@ -122,6 +124,7 @@ class SessionsPage : public QWidget {
   QFutureWatcher<Comparison>* compare_watcher_ = nullptr;
   QFutureWatcher<std::vector<PlotCurve>>* plot_watcher_ = nullptr;
   bool replot_pending_ = false;
+  QString reveal_uid_;
   Comparison comparison_;
   std::vector<PlotCurve> plot_curves_;
 };

@@ -1,0 +1,200 @@
+// LaunchPage, the run itself: start, stop, the live updates and the end of the run.
+#include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+
+#include "app/gui/cli_locator.hpp"
+#include "app/gui/launch_page.hpp"
+#include "app/gui/launch_runner.hpp"
+#include "app/gui/live_plots.hpp"
+#include "app/gui/rank_console.hpp"
+#include "app/gui/session_poller.hpp"
+
+namespace shardscope::gui {
+namespace {
+
+QString eta_text(double seconds) {
+  const auto s = static_cast<qint64>(seconds + 0.5);
+  if (s >= 3600) return QString("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+  if (s >= 60) return QString("%1 min %2 s").arg(s / 60).arg(s % 60);
+  return QString("%1 s").arg(s);
+}
+
+}  // namespace
+
+QString LaunchPage::configPathForRun() {
+  if (config_source_->currentIndex() == 1) return config_file_->text().trimmed();
+  if (!editor_text_) throw std::invalid_argument("Config: no Config Editor document is available; choose a file");
+  // The editor's text as it is now, unsaved edits included, written atomically beside the session.
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + "/launch";
+  QDir().mkpath(dir);
+  const QString stem = editor_path_ && !editor_path_().isEmpty() ? QFileInfo(editor_path_()).completeBaseName()
+                                                                   : QStringLiteral("editor_config");
+  const QString path = dir + "/" + stem + ".json";
+  QSaveFile file(path);
+  const QByteArray text = editor_text_().toUtf8();
+  if (!file.open(QIODevice::WriteOnly) || file.write(text) != text.size() || !file.commit())
+    throw std::invalid_argument("Config: could not write the editor's document to " + path.toStdString() + ": " +
+                                file.errorString().toStdString());
+  return path;
+}
+
+void LaunchPage::start() {
+  if (runner_->isRunning()) return;
+  LaunchSpec s = spec();
+  std::vector<std::string> args;
+  try {
+    s.config_path = configPathForRun().toStdString();
+    if (!s.session_file.empty()) s.session_file = QFileInfo(QString::fromStdString(s.session_file)).absoluteFilePath().toStdString();
+    args = launch_arguments(s);
+  } catch (const std::exception& e) {
+    showBanner(tr("<b>Cannot start:</b> %1").arg(QString::fromStdString(e.what()).toHtmlEscaped()), true);
+    return;
+  }
+  // The launcher creates the session file but not its folder.
+  QDir().mkpath(QFileInfo(QString::fromStdString(s.session_file)).absolutePath());
+  QStringList qargs;
+  for (const auto& a : args) qargs << QString::fromStdString(a);
+  running_ = s;
+  session_uid_.clear();
+  console_->clear();
+  console_->setWorldSize(s.processes);
+  plots_->clear();
+  progress_->setRange(0, s.steps);
+  progress_->setValue(0);
+  eta_->clear();
+  open_session_->setEnabled(false);
+  saveSettings();
+  const QString program = shardscope_cli_path();
+  console_->append({-1, LineLevel::kInfo, shell_command(program.toStdString(), args)});
+  if (!runner_->start(program, qargs, s.processes)) {
+    showBanner(tr("<b>Cannot start:</b> %1").arg(runner_->errorText().toHtmlEscaped()), true);
+    return;
+  }
+  clock_.start();
+  start_->setEnabled(false);
+  stop_->setEnabled(true);
+  showBanner(tr("Running %1 rank(s) for %2 steps into %3\u2026")
+                 .arg(s.processes)
+                 .arg(s.steps)
+                 .arg(QString::fromStdString(s.session_file).toHtmlEscaped()),
+             false);
+  emit statusMessage(tr("Started shardscope launch (pid %1)").arg(runner_->launcherPid()));
+  emit runStarted();
+}
+
+void LaunchPage::stop() {
+  if (!runner_->isRunning()) return;
+  showBanner(tr("Stopping: SIGTERM sent to the launcher, which stops every rank\u2026"), false);
+  runner_->stop();
+}
+
+bool LaunchPage::isRunning() const { return runner_->isRunning(); }
+
+void LaunchPage::shutdown() {
+  runner_->stopAndWait();
+  poller_->stop();
+}
+
+void LaunchPage::onUpdate(const LiveUpdate& update) {
+  if (!update.error.empty()) emit statusMessage(tr("Reading the session: %1").arg(QString::fromStdString(update.error)));
+  plots_->append(update);
+  if (plots_->lastStep() >= 0) {
+    progress_->setValue(static_cast<int>(std::min<std::int64_t>(plots_->lastStep(), running_.steps)));
+    if (auto ms = plots_->recentStepMs(); ms && runner_->isRunning())
+      eta_->setText(tr("ETA %1").arg(eta_text(std::max<double>(0, running_.steps - plots_->lastStep()) * *ms / 1000)));
+  }
+}
+
+void LaunchPage::onFinished(int exit_code, bool stopped) {
+  start_->setEnabled(true);
+  stop_->setEnabled(false);
+  eta_->clear();
+  if (!session_uid_.isEmpty()) {
+    poller_->finish();  // one last read of what the collector committed at the end
+    open_session_->setEnabled(true);
+  }
+  const LaunchFacts& facts = runner_->facts();
+  const QString elapsed = QString::number(clock_.elapsed() / 1000.0, 'f', 1);
+  if (exit_code == 0) {
+    showBanner(tr("<b>Completed</b> in %1 s: %2 steps; session %3.")
+                   .arg(elapsed).arg(plots_->lastStep()).arg(session_uid_.left(12)), false);
+  } else if (facts.failed_rank) {
+    showBanner(tr("<b>Rank %1 failed</b> (exit code %2):<pre>%3</pre>")
+                   .arg(*facts.failed_rank)
+                   .arg(exit_code)
+                   .arg(QString::fromStdString(facts.failure).toHtmlEscaped()),
+               true);
+  } else if (stopped) {
+    showBanner(tr("<b>Stopped</b> after %1 s at step %2; every rank was ended.").arg(elapsed).arg(plots_->lastStep()),
+               false);
+  } else {
+    // No rank was named: the launcher itself refused (bad flag, config error); its last lines say why.
+    QString last;
+    const auto* model = console_->model();
+    for (int r = std::max(0, model->rowCount() - 6); r < model->rowCount(); ++r)
+      last += model->index(r).data().toString() + "\n";
+    showBanner(tr("<b>The launch failed</b> (exit code %1):<pre>%2</pre>").arg(exit_code).arg(last.toHtmlEscaped()),
+               true);
+  }
+  emit statusMessage(tr("Run ended with exit code %1").arg(exit_code));
+  emit runFinished(exit_code);
+}
+
+void LaunchPage::showBanner(const QString& html, bool error) {
+  banner_->setText(html);
+  banner_->setStyleSheet(error ? "QLabel { background: #fde2e1; color: #7a0b0b; padding: 4px; }"
+                               : "QLabel { padding: 4px; }");
+}
+
+void LaunchPage::saveSettings() const {
+  QSettings settings;
+  const LaunchSpec s = spec();
+  settings.setValue("launch/configSource", config_source_->currentIndex());
+  settings.setValue("launch/configFile", config_file_->text());
+  settings.setValue("launch/model", QString::fromStdString(s.model));
+  settings.setValue("launch/shape", QList<QVariant>{s.layers, s.hidden, s.heads, s.seq_len, s.vocab});
+  settings.setValue("launch/hfConfig", hf_config_->text());
+  settings.setValue("launch/weights", weights_->text());
+  settings.setValue("launch/data", data_->text());
+  settings.setValue("launch/useGpus", s.use_gpus);
+  settings.setValue("launch/processes", s.processes);
+  settings.setValue("launch/steps", s.steps);
+  settings.setValue("launch/sessionFile", session_file_->text());
+}
+
+void LaunchPage::restoreSettings() {
+  QSettings settings;
+  LaunchSpec s;
+  s.config_path = settings.value("launch/configFile").toString().toStdString();
+  s.model = settings.value("launch/model", "gpt2").toString().toStdString();
+  const QList<QVariant> shape = settings.value("launch/shape").toList();
+  if (shape.size() == 5) {
+    s.layers = shape[0].toInt();
+    s.hidden = shape[1].toInt();
+    s.heads = shape[2].toInt();
+    s.seq_len = shape[3].toInt();
+    s.vocab = shape[4].toInt();
+  }
+  s.hf_config = settings.value("launch/hfConfig").toString().toStdString();
+  s.weights = settings.value("launch/weights").toString().toStdString();
+  s.data = settings.value("launch/data").toString().toStdString();
+  s.use_gpus = settings.value("launch/useGpus", false).toBool();
+  s.processes = settings.value("launch/processes", 2).toInt();
+  s.steps = settings.value("launch/steps", 50).toInt();
+  const QString default_session =
+      QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/sessions.db";
+  s.session_file = settings.value("launch/sessionFile", default_session).toString().toStdString();
+  setSpec(s);
+  config_source_->setCurrentIndex(settings.value("launch/configSource", 0).toInt());
+}
+
+}  // namespace shardscope::gui

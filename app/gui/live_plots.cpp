@@ -1,0 +1,204 @@
+#include "app/gui/live_plots.hpp"
+
+#include <algorithm>
+
+#include <QGridLayout>
+#include <qcustomplot.h>
+
+#include "app/gui/compare_charts.hpp"
+#include "profiler/profile_analyses.hpp"
+
+namespace shardscope::gui {
+namespace {
+
+struct LiveMetric {
+  const char* name;
+  std::optional<double> (*get)(const sessions::StepMetrics&);
+};
+
+std::optional<double> bytes(const std::optional<std::int64_t>& v) {
+  return v ? std::optional<double>(double(*v)) : std::nullopt;
+}
+
+const LiveMetric kLiveMetrics[] = {
+    {"loss", [](const sessions::StepMetrics& m) { return m.loss; }},
+    {"lr", [](const sessions::StepMetrics& m) { return m.lr; }},
+    {"loss_scale", [](const sessions::StepMetrics& m) { return m.loss_scale; }},
+    {"grad_norm", [](const sessions::StepMetrics& m) { return m.grad_norm; }},
+    {"tokens_per_s", [](const sessions::StepMetrics& m) { return m.tokens_per_s; }},
+    {"tflops", [](const sessions::StepMetrics& m) { return m.tflops; }},
+    {"mem_allocated", [](const sessions::StepMetrics& m) { return bytes(m.mem_allocated_bytes); }},
+};
+
+QCPGraph* rank_graph(QCustomPlot* plot, int rank) {
+  while (plot->graphCount() <= rank) {
+    auto* graph = plot->addGraph();
+    const int r = plot->graphCount() - 1;
+    graph->setPen(QPen(series_color(static_cast<std::size_t>(r)), 1.5));
+    graph->setName(QObject::tr("rank %1").arg(r));
+  }
+  return plot->graph(rank);
+}
+
+}  // namespace
+
+LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
+  auto* grid = new QGridLayout(this);
+  grid->setContentsMargins(0, 0, 0, 0);
+  grid->setSpacing(2);
+  int i = 0;
+  for (const auto& m : kLiveMetrics) {
+    auto* plot = new QCustomPlot;
+    plot->setMinimumSize(200, 140);
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot->xAxis->setLabel(tr("step"));
+    plot->yAxis->setLabel(metric_title(m.name == std::string("mem_allocated") ? "mem_allocated" : m.name));
+    grid->addWidget(plot, i / 4, i % 4);
+    charts_.emplace_back(m.name, plot);
+    ++i;
+  }
+  breakdown_ = new QCustomPlot;
+  breakdown_->setMinimumSize(200, 140);
+  breakdown_->xAxis->setLabel(tr("step"));
+  breakdown_->yAxis->setLabel(tr("step time (ms)"));
+  breakdown_->legend->setVisible(true);
+  breakdown_->legend->setFont(QFont(font().family(), 7));
+  grid->addWidget(breakdown_, 1, 3);
+}
+
+void LivePlots::clear() {
+  for (auto& [name, plot] : charts_) {
+    plot->clearGraphs();
+    plot->replot();
+  }
+  breakdown_->clearPlottables();
+  breakdown_->replot();
+  timers_.clear();
+  step_ms_.clear();
+  last_step_ = -1;
+}
+
+void LivePlots::addPoint(const std::string& metric, int rank, double step, double value) {
+  for (auto& [name, plot] : charts_)
+    if (name == metric) rank_graph(plot, rank)->addData(step, value * metric_scale(metric));
+}
+
+void LivePlots::append(const LiveUpdate& update) {
+  for (const auto& m : update.steps) {
+    for (const auto& metric : kLiveMetrics)
+      if (auto v = metric.get(m)) addPoint(metric.name, m.rank, double(m.step), *v);
+    if (m.step_time_ms) step_ms_[m.step] = std::max(step_ms_[m.step], *m.step_time_ms);
+    last_step_ = std::max(last_step_, m.step);
+  }
+  for (const auto& t : update.timers) timers_[t.step] = t.timers;
+  if (update.steps.empty() && update.timers.empty()) return;
+  redrawBreakdown();
+  rescale();
+}
+
+void LivePlots::redrawBreakdown() {
+  // The profiler's phase analysis decides which timers are disjoint parts of a step (forward,
+  // backward, step) and what is left as "other"; only those are stacked.
+  std::vector<sessions::StepMetrics> steps;
+  std::vector<sessions::TimerBreakdown> timers;
+  const std::int64_t from = window_ > 0 ? last_step_ - window_ : INT64_MIN;
+  for (auto it = timers_.lower_bound(from); it != timers_.end(); ++it) {
+    timers.push_back({0, it->first, it->second});
+    sessions::StepMetrics m;
+    m.step = it->first;
+    if (auto ms = step_ms_.find(it->first); ms != step_ms_.end()) m.step_time_ms = ms->second;
+    steps.push_back(m);
+  }
+  const auto phases = profiler::compute_phase_breakdown(steps, timers);
+  breakdown_->clearPlottables();
+  if (phases.ranks.empty()) return breakdown_->replot();
+  const auto& rank = phases.ranks.front();
+  QCPBars* below = nullptr;
+  std::size_t color = 0;
+  auto add_layer = [&](const QString& name, auto value_of) {
+    auto* bars = new QCPBars(breakdown_->xAxis, breakdown_->yAxis);
+    bars->setName(name);
+    bars->setPen(Qt::NoPen);
+    bars->setBrush(series_color(color++));
+    bars->setWidth(0.9);
+    for (const auto& s : rank.steps)
+      if (auto v = value_of(s)) bars->addData(double(s.step), std::max(0.0, *v));
+    if (below) bars->moveAbove(below);
+    below = bars;
+  };
+  for (std::size_t c = 0; c < phases.columns.size(); ++c)
+    if (phases.columns[c].top_level)
+      add_layer(QString::fromStdString(phases.columns[c].name), [c](const profiler::PhaseStep& s) { return s.ms[c]; });
+  add_layer(tr("other"), [](const profiler::PhaseStep& s) { return s.other_ms; });
+  breakdown_->replot();
+}
+
+std::map<std::string, double> LivePlots::breakdownAt(std::int64_t step) const {
+  std::map<std::string, double> out;
+  for (int i = 0; i < breakdown_->plottableCount(); ++i) {
+    auto* bars = qobject_cast<QCPBars*>(breakdown_->plottable(i));
+    auto it = bars->data()->findBegin(double(step), false);
+    if (it != bars->data()->constEnd() && it->key == double(step)) out[bars->name().toStdString()] = it->value;
+  }
+  return out;
+}
+
+void LivePlots::rescale() {
+  std::vector<QCustomPlot*> plots;
+  for (auto& [name, plot] : charts_) plots.push_back(plot);
+  plots.push_back(breakdown_);
+  for (QCustomPlot* plot : plots) {
+    if (follow_ && plot->plottableCount() > 0) {
+      plot->xAxis->rescale();
+      if (window_ > 0 && last_step_ > window_) plot->xAxis->setRange(double(last_step_ - window_), double(last_step_) + 0.5);
+      // Fit the values of the steps shown, not of the whole run (the first steps' loss is far off).
+      QCPRange values;
+      bool any = false;
+      for (int i = 0; i < plot->plottableCount(); ++i) {
+        bool found = false;
+        const QCPRange r = plot->plottable(i)->getValueRange(found, QCP::sdBoth, plot->xAxis->range());
+        if (!found) continue;
+        values = any ? QCPRange(std::min(values.lower, r.lower), std::max(values.upper, r.upper)) : r;
+        any = true;
+      }
+      if (any) {
+        const double pad = std::max(1e-12, 0.08 * (values.upper - values.lower) + 1e-9 * std::abs(values.upper));
+        plot->yAxis->setRange(values.lower - pad, values.upper + pad);
+      }
+    }
+    plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
+void LivePlots::setFollow(bool follow) {
+  follow_ = follow;
+  if (follow_) rescale();
+}
+
+void LivePlots::setWindow(int steps) {
+  window_ = steps;
+  redrawBreakdown();
+  rescale();
+}
+
+QCustomPlot* LivePlots::chart(const std::string& name) const {
+  if (name == "breakdown") return breakdown_;
+  for (const auto& [n, p] : charts_)
+    if (n == name) return p;
+  return nullptr;
+}
+
+int LivePlots::pointCount(const std::string& metric, int rank) const {
+  QCustomPlot* plot = chart(metric);
+  return plot && rank < plot->graphCount() ? plot->graph(rank)->dataCount() : 0;
+}
+
+std::optional<double> LivePlots::recentStepMs() const {
+  std::vector<double> recent;
+  for (auto it = step_ms_.rbegin(); it != step_ms_.rend() && recent.size() < 20; ++it) recent.push_back(it->second);
+  if (recent.empty()) return std::nullopt;
+  std::nth_element(recent.begin(), recent.begin() + recent.size() / 2, recent.end());
+  return recent[recent.size() / 2];
+}
+
+}  // namespace shardscope::gui

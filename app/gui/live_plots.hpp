@@ -1,0 +1,58 @@
+#pragma once
+// The live charts of a running session: loss, learning rate, loss scale, grad norm, tokens/s,
+// TFLOP/s and memory, one curve per rank, plus the step-time breakdown (the top-level phases of
+// the profiler's phase analysis, slowest rank, stacked per step with "other"). New steps are
+// appended as the poller brings them; the x axis follows the newest step unless paused.
+
+#include <map>
+
+#include <QWidget>
+
+#include "app/gui/session_poller.hpp"
+
+class QCustomPlot;
+class QCPBars;
+
+namespace shardscope::gui {
+
+class LivePlots : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LivePlots(QWidget* parent = nullptr);
+
+  /// Forgets every point (a new run).
+  void clear();
+  /// Appends the steps and breakdowns of one poll.
+  void append(const LiveUpdate& update);
+  /// While following, the x axes show the newest `window` steps (0 = every step).
+  void setFollow(bool follow);
+  bool following() const { return follow_; }
+  void setWindow(int steps);
+
+  /// The chart of a metric ("loss", "lr", "loss_scale", "grad_norm", "tokens_per_s", "tflops",
+  /// "mem_allocated"), or the breakdown ("breakdown").
+  QCustomPlot* chart(const std::string& name) const;
+  /// Points held for a rank's metric curve (tests).
+  int pointCount(const std::string& metric, int rank) const;
+  std::int64_t lastStep() const { return last_step_; }
+  /// Median slowest-rank step time over the last 20 steps (ms), for the ETA.
+  std::optional<double> recentStepMs() const;
+  /// The breakdown's stacked phases at `step` (name -> ms, "other" included).
+  std::map<std::string, double> breakdownAt(std::int64_t step) const;
+
+ private:
+  void addPoint(const std::string& metric, int rank, double step, double value);
+  void redrawBreakdown();
+  void rescale();
+
+  std::vector<std::pair<std::string, QCustomPlot*>> charts_;
+  QCustomPlot* breakdown_ = nullptr;
+  std::map<std::int64_t, std::vector<sessions::TimerValue>> timers_;  ///< by step, slowest rank
+  std::map<std::int64_t, double> step_ms_;                             ///< by step, slowest rank
+  std::int64_t last_step_ = -1;
+  bool follow_ = true;
+  int window_ = 300;
+};
+
+}  // namespace shardscope::gui

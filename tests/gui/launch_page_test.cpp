@@ -1,0 +1,245 @@
+// The Launch & Watch page against real runs of `shardscope launch` on the CPU: a 2-rank tiny GPT-2
+// whose live curves hold exactly the session's rows and which ends visible in Sessions & Compare;
+// Stop leaves no launcher or rank process behind; a failing run names the rank and the reason.
+// Also the pure parts: the argument list, the `[rank R] ` prefix and the launcher's announcements.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <QFile>
+#include <QFileInfo>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "app/gui/launch_page.hpp"
+#include "app/gui/launch_runner.hpp"
+#include "app/gui/launch_spec.hpp"
+#include "app/gui/live_plots.hpp"
+#include "app/gui/main_window.hpp"
+#include "app/gui/rank_console.hpp"
+#include "app/gui/session_catalog_model.hpp"
+#include "app/gui/sessions_page.hpp"
+#include "sessions/session_reader.hpp"
+#include "sessions/store.hpp"
+
+using namespace shardscope::gui;
+namespace ss = shardscope::sessions;
+
+namespace {
+
+// A port the kernel just handed out (and released): another run on the machine does not hold it.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool process_alive(qint64 pid) {
+  QFile stat(QString("/proc/%1/stat").arg(pid));
+  if (!stat.open(QIODevice::ReadOnly)) return false;
+  const QByteArray s = stat.readAll();
+  const int close = s.lastIndexOf(')');
+  return !(close > 0 && close + 2 < s.size() && s[close + 2] == 'Z');
+}
+
+}  // namespace
+
+class LaunchPageTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  QString config_;
+
+  LaunchSpec tinySpec(const QString& session, int steps, const QString& name) const {
+    LaunchSpec s;
+    s.config_path = config_.toStdString();
+    s.model = "gpt2";
+    s.layers = 2;
+    s.hidden = 64;
+    s.heads = 2;
+    s.seq_len = 32;
+    s.vocab = 256;
+    s.processes = 2;
+    s.steps = steps;
+    s.session_file = session.toStdString();
+    s.name = name.toStdString();
+    s.master_port = free_port();
+    return s;
+  }
+
+ private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("ShardScopeLaunchTest");
+    QSettings().clear();
+    qputenv("SHARDSCOPE_CLI", SHARDSCOPE_CLI_PATH);
+    QVERIFY(dir_.isValid());
+    config_ = dir_.filePath("tiny.json");
+    QFile file(config_);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1,
+                  "wall_clock_breakdown": true, "steps_per_print": 5,
+                  "optimizer": {"type": "AdamW", "params": {"lr": 0.002}},
+                  "zero_optimization": {"stage": 1}})");
+  }
+
+  void argumentsAndOutputParsing() {
+    LaunchSpec s = tinySpec("/tmp/s.db", 7, "run one");
+    s.master_port = 0;
+    s.hf_config = "/m/config.json";
+    const auto args = launch_arguments(s);
+    const std::vector<std::string> expected = {"launch", "--num_procs", "2", "--session", "/tmp/s.db", "--name", "run one",
+                                               "--", "--config", config_.toStdString(), "--model", "gpt2",
+                                               "--model-config", "/m/config.json", "--seq-len", "32",
+                                               "--data", "synthetic", "--steps", "7"};
+    QCOMPARE(args, expected);
+    QVERIFY(shell_command("shardscope", args).find("--name 'run one'") != std::string::npos);
+    s.session_file.clear();
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, launch_arguments(s));
+    auto line = parse_console_line("[rank 3] shardscope: error: bad file", true);
+    QCOMPARE(line.rank, 3);
+    QCOMPARE(line.text, std::string("shardscope: error: bad file"));
+    QCOMPARE(line.level, LineLevel::kError);
+    QCOMPARE(parse_console_line("shardscope launch: starting", false, 0).rank, -1);
+    QCOMPARE(parse_console_line("step 5 loss 3.2", false, 0).rank, 0);  // one rank: no prefix
+    LaunchFacts facts;
+    read_launcher_line("shardscope launch: starting 2 rank(s) on localhost (CPU), MASTER_ADDR=127.0.0.1 "
+                       "MASTER_PORT=29500, session 63af905c41fab76d in l.db", facts);
+    read_launcher_line("shardscope launch: rank 0 pid 22478 (cpu), rank 1 pid 22480 (cpu)", facts);
+    read_launcher_line("shardscope launch: rank 1 exited with code 1 (the first rank to fail); the launcher "
+                       "stopped rank(s) 0. Exit code 1.", facts);
+    read_launcher_line("shardscope launch:   shardscope: error: /x.bin: cannot open", facts);
+    QCOMPARE(facts.session_uid, std::string("63af905c41fab76d"));
+    QCOMPARE(facts.rank_pids, (std::vector<std::pair<int, long long>>{{0, 22478}, {1, 22480}}));
+    QCOMPARE(facts.failed_rank, std::optional<int>(1));
+    QVERIFY(facts.failure.find("cannot open") != std::string::npos);
+  }
+
+  void consoleFiltersByRankLevelAndText() {
+    RankConsole console;
+    console.setWorldSize(2);
+    console.append({-1, LineLevel::kInfo, "starting"});
+    console.append({0, LineLevel::kInfo, "step 1 loss 5.0"});
+    console.append({1, LineLevel::kWarning, "OVERFLOW! skipping step"});
+    console.append({1, LineLevel::kError, "error: bad"});
+    auto* filter = console.filter();
+    QCOMPARE(filter->rowCount(), 4);
+    console.rankBox()->setCurrentIndex(console.rankBox()->findData(1));
+    QCOMPARE(filter->rowCount(), 2);
+    console.levelBox()->setCurrentIndex(3);  // error and above
+    QCOMPARE(filter->rowCount(), 1);
+    console.rankBox()->setCurrentIndex(0);
+    console.levelBox()->setCurrentIndex(0);
+    console.searchField()->setText("LOSS");
+    QCOMPARE(filter->rowCount(), 1);
+    QCOMPARE(filter->index(0, 0).data().toString(), QString("[rank 0] step 1 loss 5.0"));
+  }
+
+  void twoRankRunEndsVisibleInCompare() {
+    const QString session = dir_.filePath("runs.db");
+    MainWindow window;
+    window.show();
+    auto* page = window.findChild<LaunchPage*>();
+    QVERIFY(page);
+    page->setUseEditorConfig(false);
+    const LaunchSpec spec = tinySpec(session, 12, "gui-two-ranks");
+    page->setSpec(spec);
+    QSignalSpy finished(page, &LaunchPage::runFinished);
+    page->start();
+    QVERIFY2(page->isRunning(), qPrintable(page->banner()->text()));
+    QVERIFY(finished.wait(180000));
+    QCOMPARE(finished.first().first().toInt(), 0);
+    QTest::qWait(300);
+    QTRY_COMPARE_WITH_TIMEOUT(page->plots()->pointCount("loss", 1), 12, 10000);
+    QVERIFY2(page->banner()->text().contains("Completed"), qPrintable(page->banner()->text()));
+    QCOMPARE(page->progress()->value(), 12);
+    // The live curves are the session's rows, rank by rank.
+    ss::Store store = ss::Store::open(session.toStdString(), {});
+    const auto id = ss::find_session(store, page->sessionUid().toStdString());
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto rows = ss::load_steps(store, id, rank);
+      QCOMPARE(static_cast<int>(rows.size()), 12);
+      QCPGraph* loss = page->plots()->chart("loss")->graph(rank);
+      for (int i = 0; i < 12; ++i) {
+        QCOMPARE(loss->data()->at(i)->key, double(rows[std::size_t(i)].step));
+        QCOMPARE(loss->data()->at(i)->value, *rows[std::size_t(i)].loss);
+      }
+    }
+    // The breakdown stacks forward, backward and step plus "other" to the slowest step time.
+    const auto stack = page->plots()->breakdownAt(12);
+    QVERIFY(stack.count("forward") && stack.count("backward"));
+    double sum = 0;
+    for (const auto& [name, ms] : stack) sum += ms;
+    const auto step_ms = ss::load_curve(store, id, ss::Metric::kStepTime).back().value;
+    qInfo("breakdown at step 12: sum %.4f ms, step time %.4f ms, other %.4f ms", sum, step_ms, stack.at("other"));
+    if (stack.at("other") > 0)
+      QVERIFY(std::fabs(sum - step_ms) <= 1e-9 * step_ms);  // phases + other = the step
+    else
+      QVERIFY(sum >= step_ms);  // phases overran the step clock: "other" is drawn as 0
+    // Both ranks' lines reached the console.
+    auto* console = page->console()->model();
+    bool rank0 = false, rank1 = false;
+    for (int r = 0; r < console->rowCount(); ++r) {
+      const int rank = console->index(r).data(RankLogModel::kRankRole).toInt();
+      rank0 = rank0 || rank == 0;
+      rank1 = rank1 || rank == 1;
+    }
+    QVERIFY(rank0 && rank1);
+    // "Open in Sessions & Compare": the session is listed and selected there.
+    auto* sessions = window.findChild<SessionsPage*>();
+    QSignalSpy loaded(sessions, &SessionsPage::catalogLoaded);
+    emit page->openSession(session, page->sessionUid());
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(sessions->isVisible());
+    const auto* model = sessions->catalogModel();
+    QCOMPARE(model->rowCount(), 1);
+    QCOMPARE(model->row(0).info.name, std::string("gui-two-ranks"));
+    QCOMPARE(model->row(0).info.status, std::string("completed"));
+    QCOMPARE(model->row(0).info.world_size, 2);
+  }
+
+  void stopLeavesNoProcessBehind() {
+    LaunchPage page;
+    page.setUseEditorConfig(false);
+    page.setSpec(tinySpec(dir_.filePath("stopped.db"), 1000000, "gui-stopped"));
+    QSignalSpy finished(&page, &LaunchPage::runFinished);
+    page.start();
+    QVERIFY(page.isRunning());
+    const qint64 launcher = page.runner()->launcherPid();
+    QTRY_VERIFY_WITH_TIMEOUT(page.plots()->lastStep() >= 2, 120000);  // training for real
+    const auto ranks = page.runner()->facts().rank_pids;
+    QCOMPARE(ranks.size(), std::size_t(2));
+    page.stop();
+    QVERIFY(finished.wait(30000));
+    QVERIFY(!process_alive(launcher));
+    for (const auto& [rank, pid] : ranks) QVERIFY2(!process_alive(pid), qPrintable(QString("rank %1 pid %2 alive").arg(rank).arg(pid)));
+    QVERIFY2(page.banner()->text().contains("Stopped") || page.banner()->text().contains("interrupted"),
+             qPrintable(page.banner()->text()));
+  }
+
+  void failedRunNamesTheRank() {
+    LaunchPage page;
+    page.setUseEditorConfig(false);
+    LaunchSpec spec = tinySpec(dir_.filePath("failed.db"), 5, "gui-failed");
+    spec.data = dir_.filePath("missing-tokens.bin").toStdString();
+    page.setSpec(spec);
+    QSignalSpy finished(&page, &LaunchPage::runFinished);
+    page.start();
+    QVERIFY(finished.wait(120000));
+    QVERIFY(finished.first().first().toInt() != 0);
+    const QString banner = page.banner()->text();
+    QVERIFY2(banner.contains(QRegularExpression("Rank [01] failed")), qPrintable(banner));
+    QVERIFY2(banner.contains("cannot open the token file"), qPrintable(banner));
+  }
+};
+
+QTEST_MAIN(LaunchPageTest)
+#include "launch_page_test.moc"
