@@ -83,6 +83,30 @@ std::string join_ids(const std::vector<int>& ids) {
   return text;
 }
 
+// What every rank's environment shares: the rendezvous, the sizes, and the devices or threads.
+std::vector<std::string> shared_rank_environment(std::vector<std::string> env, int world, LaunchPlan& plan) {
+  unset_env(env, "SHARDSCOPE_SESSION_UID");  // only meaningful next to the --collector the launcher adds
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"MASTER_ADDR", plan.master_addr},
+                                                        {"MASTER_PORT", std::to_string(plan.master_port)},
+                                                        {"WORLD_SIZE", std::to_string(world)},
+                                                        {"LOCAL_SIZE", std::to_string(world)},
+                                                        {"CROSS_RANK", "0"},
+                                                        {"CROSS_SIZE", "1"}})
+    set_env(env, key, value);
+  if (!plan.cpu) {
+    // As launch.py: every rank sees the selected GPUs and uses cuda:LOCAL_RANK among them.
+    set_env(env, "CUDA_VISIBLE_DEVICES", join_ids(plan.device_ids));
+  } else if (!get_env(env, "OMP_NUM_THREADS")) {
+    const int cpus = available_cpus(), threads = std::max(1, cpus / world);
+    set_env(env, "OMP_NUM_THREADS", std::to_string(threads));
+    plan.notes.push_back("setting OMP_NUM_THREADS=" + std::to_string(threads) + " for each of the " +
+                         std::to_string(world) + " CPU rank(s) (" + std::to_string(cpus) + " cores / " +
+                         std::to_string(world) + "); set OMP_NUM_THREADS to choose another value");
+  }
+  return env;
+}
+
 }  // namespace
 
 TrainArgsView scan_train_args(const std::vector<std::string>& args) {
@@ -133,33 +157,11 @@ LaunchPlan make_launch_plan(const LaunchRequest& r) {
   const int world = plan.cpu ? r.num_procs : static_cast<int>(plan.device_ids.size());
   plan.master_addr = r.master_addr.empty() ? "127.0.0.1" : r.master_addr;
   plan.master_port = r.master_port;
-
   std::vector<std::string> args{r.program};
   args.insert(args.end(), r.program_args.begin(), r.program_args.end());
   args.insert(args.end(), r.train_args.begin(), r.train_args.end());
-  std::vector<std::string> env = base;
-  unset_env(env, "SHARDSCOPE_SESSION_UID");  // only meaningful next to the --collector the launcher adds
-  for (const auto& [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"MASTER_ADDR", plan.master_addr},
-                                                        {"MASTER_PORT", std::to_string(plan.master_port)},
-                                                        {"WORLD_SIZE", std::to_string(world)},
-                                                        {"LOCAL_SIZE", std::to_string(world)},
-                                                        {"CROSS_RANK", "0"},
-                                                        {"CROSS_SIZE", "1"}})
-    set_env(env, key, value);
-  if (plan.cpu) {
-    if (!plan.train.device) args.insert(args.end(), {"--device", "cpu"});
-    if (!get_env(env, "OMP_NUM_THREADS")) {
-      const int cpus = available_cpus(), threads = std::max(1, cpus / world);
-      set_env(env, "OMP_NUM_THREADS", std::to_string(threads));
-      plan.notes.push_back("setting OMP_NUM_THREADS=" + std::to_string(threads) + " for each of the " +
-                           std::to_string(world) + " CPU rank(s) (" + std::to_string(cpus) +
-                           " cores / " + std::to_string(world) + "); set OMP_NUM_THREADS to choose another value");
-    }
-  } else {
-    // As launch.py: every rank sees the selected GPUs and uses cuda:LOCAL_RANK among them.
-    set_env(env, "CUDA_VISIBLE_DEVICES", join_ids(plan.device_ids));
-  }
+  if (plan.cpu && !plan.train.device) args.insert(args.end(), {"--device", "cpu"});
+  const std::vector<std::string> env = shared_rank_environment(base, world, plan);
   for (int rank = 0; rank < world; ++rank) {
     RankSpec spec;
     spec.rank = rank;

@@ -63,6 +63,27 @@ std::string describe_plan(const LaunchPlan& plan) {
          plan.master_addr + " MASTER_PORT=" + std::to_string(plan.master_port);
 }
 
+SupervisorOptions supervisor_options(const LaunchRequest& request, const LaunchPlan& plan, std::ostream& out,
+                                     std::ostream& err) {
+  SupervisorOptions options;
+  options.ranks = plan.ranks;
+  options.grace_seconds = request.grace_seconds;
+  options.handle_signals = request.handle_signals;
+  options.out = &out;
+  options.err = &err;
+  options.each_rank_log_dir = request.each_rank_log_dir;
+  return options;
+}
+
+// "rank 0 pid 1234 (cuda:0), rank 1 pid 1235 (cuda:1)": how a user (or a test) finds a rank.
+std::string describe_started(const std::vector<StartedRank>& started) {
+  std::string text;
+  for (const auto& r : started)
+    text += (text.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r.rank) + " pid " +
+            std::to_string(r.pid) + " (" + r.device + ")";
+  return text;
+}
+
 void report_end(const SupervisorResult& r, std::ostream& err, LaunchSession* session) {
   std::vector<std::string> lines;
   if (r.first_failed_rank) {
@@ -133,10 +154,8 @@ LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std:
   const double started_at = unix_now();
   LaunchPlan plan = make_launch_plan(request);
   for (const auto& note : plan.notes) err << "shardscope launch: " << note << "\n";
-  const int world = static_cast<int>(plan.ranks.size());
-  const std::string config_json = resolve_launch_config(plan.train, world);
+  const std::string config_json = resolve_launch_config(plan.train, static_cast<int>(plan.ranks.size()));
   check_master_port_free(plan.master_addr, plan.master_port);
-
   std::unique_ptr<LaunchSession> session;
   if (request.session_db) {
     session = std::make_unique<LaunchSession>(*request.session_db);
@@ -144,27 +163,16 @@ LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std:
   }
   err << "shardscope launch: " << describe_plan(plan)
       << (session ? ", session " + session->uid() + " in " + *request.session_db : std::string()) << std::endl;
-
-  SupervisorOptions options;
-  options.ranks = plan.ranks;
-  options.grace_seconds = request.grace_seconds;
-  options.handle_signals = request.handle_signals;
-  options.out = &out;
-  options.err = &err;
-  options.each_rank_log_dir = request.each_rank_log_dir;
   // Probe the environment before any rank starts: the loop must not pause while ranks write.
   sessions::EnvironmentReport environment;
   if (session) environment = request.environment_report ? request.environment_report() : collect_environment_report();
+
+  SupervisorOptions options = supervisor_options(request, plan, out, err);
   options.on_started = [&](const std::vector<StartedRank>& started) {
-    std::string pids;
-    for (const auto& r : started)
-      pids += (pids.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r.rank) + " pid " +
-              std::to_string(r.pid) + " (" + r.device + ")";
-    err << "shardscope launch: " << pids << std::endl;
+    err << "shardscope launch: " << describe_started(started) << std::endl;
     if (session) session->send(make_run_start(request, plan, config_json, environment, started, started_at));
   };
   if (session) options.on_line = [&session](const sessions::LogLine& line) { session->send(line); };
-
   LaunchOutcome outcome;
   RankSupervisor supervisor(std::move(options));
   try {
