@@ -63,7 +63,18 @@ double metric_scale(const std::string& metric) {
 void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::vector<SessionRef>& sessions,
                         const CurveStyle& style) {
   plot->clearGraphs();
+  plot->clearItems();
   const double scale = metric_scale(curve.metric);
+  bool any = false;
+  for (const auto& series : curve.raw) any = any || !series.x.empty();
+  if (!any) {
+    // fp32 and bf16 runs have no loss scale, CPU runs no TFLOP/s peak: say so instead of an empty box.
+    auto* note = new QCPItemText(plot);
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.5, 0.5);
+    note->setText(QObject::tr("not recorded in these sessions"));
+    note->setColor(Qt::gray);
+  }
   for (std::size_t s = 0; s < curve.raw.size(); ++s) {
     const QColor color = series_color(s);
     const bool smoothed = s < curve.smoothed.size() && !curve.smoothed[s].x.empty();
@@ -87,6 +98,10 @@ void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::ve
   plot->xAxis->setLabel(QObject::tr("step"));
   plot->yAxis->setLabel(metric_title(curve.metric));
   plot->rescaleAxes();
+  if (plot->yAxis->range().size() <= 1e-9 * std::abs(plot->yAxis->range().upper)) {
+    const double v = plot->yAxis->range().upper;  // a constant curve: a band around it
+    plot->yAxis->setRange(v - 0.05 * std::abs(v) - 1e-12, v + 0.05 * std::abs(v) + 1e-12);
+  }
   if (style.log_scale) {
     // A log axis cannot show zero or negative values; start at the smallest positive one.
     double lo = INFINITY;

@@ -162,7 +162,9 @@ void LivePlots::rescale() {
         any = true;
       }
       if (any) {
-        const double pad = std::max(1e-12, 0.08 * (values.upper - values.lower) + 1e-9 * std::abs(values.upper));
+        // A constant curve (memory on the CPU) gets a band of +-5 % around it, not a sliver.
+        const double span = values.upper - values.lower;
+        const double pad = span > 1e-9 * std::abs(values.upper) ? 0.08 * span : std::max(1e-12, 0.05 * std::abs(values.upper));
         plot->yAxis->setRange(values.lower - pad, values.upper + pad);
       }
     }
