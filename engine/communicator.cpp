@@ -324,6 +324,10 @@ void Communicator::barrier() {
   if (impl_->nccl) token.item<float>();
 }
 
+void Communicator::shutdown() {
+  if (impl_->backend) impl_->backend->shutdown();
+}
+
 double Communicator::all_reduce_scalar(double value, ReduceOp op) {
   if (world_size() == 1) return value;
   auto t = torch::full({1}, value, torch::TensorOptions().dtype(torch::kFloat64).device(options_.device));

@@ -105,6 +105,9 @@ class Communicator {
   /// Blocks until every rank arrives.
   void barrier();
 
+  /// Ends the process group cleanly (destroy_process_group); no collective may follow.
+  void shutdown();
+
   /// Synchronous scalar reductions (overflow flags, norms, losses for the log line).
   double all_reduce_scalar(double value, ReduceOp op);
 

@@ -8,6 +8,10 @@
 
 #include <ATen/autocast_mode.h>
 
+#ifdef SHARDSCOPE_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 #include "kernels/cpu_norm.hpp"
 #include "kernels/cpu_unscale.hpp"
 
@@ -197,7 +201,26 @@ void Engine::log(const std::string& line) const {
     std::cout << line << std::endl;
 }
 
+// DeepSpeed's see_memory_usage line (memory_breakdown: true), printed by rank 0. Unlike DeepSpeed
+// it does not reset the peak counters, which the session's per-step peak memory relies on.
+void Engine::memory_report(const char* where) const {
+  if (!config_.memory_breakdown || !options_.device.is_cuda()) return;
+#ifdef SHARDSCOPE_TORCH_HAS_CUDA
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(options_.device.index());
+  const auto all = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  const auto gb = [](std::int64_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+    return std::string(text);
+  };
+  log(std::string(where) + "\nMA " + gb(stats.allocated_bytes[all].current) + " GB  Max_MA " +
+      gb(stats.allocated_bytes[all].peak) + " GB  CA " + gb(stats.reserved_bytes[all].current) + " GB  Max_CA " +
+      gb(stats.reserved_bytes[all].peak) + " GB");
+#endif
+}
+
 torch::Tensor Engine::forward(const Batch& batch) {
+  memory_report("Engine before forward");
   const auto start = Clock::now();
   torch::Tensor loss;
   {
@@ -211,6 +234,7 @@ torch::Tensor Engine::forward(const Batch& batch) {
   }
   synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
   current_times_.forward_ms += ms_since(start);
+  memory_report("Engine after forward");
   return loss;
 }
 
@@ -232,6 +256,7 @@ void Engine::backward(const torch::Tensor& loss) {
   current_times_.backward_ms += total;
   current_times_.backward_inner_ms += inner;
   current_times_.backward_allreduce_ms += total - inner;
+  memory_report("Engine after backward");
 }
 
 bool Engine::is_gradient_accumulation_boundary() const {
@@ -349,6 +374,7 @@ StepOutcome Engine::step() {
   current_times_.step_ms += ms_since(start);
   last_times_ = current_times_;
   current_times_ = {};
+  memory_report("Engine after step");
   return outcome;
 }
 

@@ -129,6 +129,7 @@ class Engine {
  private:
   friend class NoSyncGuard;
   void log(const std::string& line) const;
+  void memory_report(const char* where) const;
   bool gradients_overflowed();
   double clip_gradients();
   void load_shards(const std::string& folder, bool bf16, const std::string& where);

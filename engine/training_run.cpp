@@ -180,6 +180,11 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   result.skipped_steps = engine.skipped_steps();
   result.tokens_per_second = telemetry.tokens_per_second();
   result.session_uid = telemetry.finish(result.wall_seconds);
+  if (comm) {
+    // No rank leaves while another still talks to rank 0's store (NCCL's heartbeat polls it).
+    comm->barrier();
+    comm->shutdown();
+  }
   return result;
 }
 

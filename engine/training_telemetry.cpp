@@ -117,7 +117,9 @@ TrainingTelemetry::~TrainingTelemetry() {
 
 void TrainingTelemetry::log_line(const std::string& line) {
   if (rank_ == 0) out_ << line << std::endl;
-  if (!sink_) return;
+  // Under a launcher, rank 0's printed lines reach the session through the launcher, which
+  // relays its output; the other ranks print nothing, so they send their lines themselves.
+  if (!sink_ || (rank_ == 0 && !owns_run_)) return;
   const bool overflow = line.find("OVERFLOW!") != std::string::npos;
   sink_->send(sessions::LogLine{rank_, unix_now(), overflow ? sessions::LogLevel::kWarning : sessions::LogLevel::kInfo,
                                 line});

@@ -34,7 +34,10 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DSHARDSCOPE_GUI=OFF -DSHARDSCOPE_CUDA=ON \
   -DSQLite3_INCLUDE_DIR="$SYSROOT/usr/include" -DSQLite3_LIBRARY="$SQLITE_LIB" \
   -DGTest_DIR="$SYSROOT/usr/lib/x86_64-linux-gnu/cmake/GTest" \
   2>&1 | tee "$OUT_DIR/gpu-configure.log" | grep -E "^-- (ShardScope|shardscope-gui)|Error" || true
-cmake --build "$BUILD_DIR" -j "$(nproc)" 2>&1 | tail -n 30 > "$OUT_DIR/gpu-build.log"
+cmake --build "$BUILD_DIR" -j "$(nproc)" -- -k 0 > "$OUT_DIR/gpu-build-full.log" 2>&1
+# Every failed command with its first error lines, then the tail.
+{ grep -A 12 "^FAILED:" "$OUT_DIR/gpu-build-full.log" | grep -v "^frame" | head -n 120 || true
+  tail -n 5 "$OUT_DIR/gpu-build-full.log"; } > "$OUT_DIR/gpu-build.log"
 echo "build seconds: $(( $(date +%s) - start ))" | tee -a "$OUT_DIR/gpu-machine.txt"
 
 "$BUILD_DIR/app/cli/shardscope" report | tee "$OUT_DIR/gpu-report.txt"

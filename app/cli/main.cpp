@@ -17,6 +17,7 @@ const std::vector<Command>& all_commands() {
       {"validate", "check DeepSpeed configs as DeepSpeed 0.19.7 reads them, with the effective values", run_validate_command},
       {"sessions", "list, show, compare, export and delete recorded sessions (--db FILE)", run_sessions_command},
       {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", run_train_command},
+      {"launch", "start one train rank per GPU (or CPU rank) on this machine, DeepSpeed's launcher habits", run_launch_command},
   };
   return commands;
 }

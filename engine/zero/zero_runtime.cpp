@@ -290,10 +290,13 @@ void ZeroRuntime::after_optimizer_step() {
     const auto chunk = g.chunk(world);
     auto whole = flat_->params().narrow(0, g.flat_offset, g.padded_numel);
     auto mine = shard_chunk(static_cast<int>(gi));
-    if (comm_ && world > 1)
+    if (comm_ && world > 1) {
+      // Two in flight: enough to keep the link busy, while the cast 16-bit chunks stay small.
+      if (handles.size() >= 2) handles[handles.size() - 2].wait();
       handles.push_back(comm_->all_gather(whole, mine, "gather " + g.name));
-    else
+    } else {
       whole.narrow(0, chunk * me, chunk).copy_(mine);
+    }
   }
   for (auto& h : handles) h.wait();
 }

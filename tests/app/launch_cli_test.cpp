@@ -189,9 +189,6 @@ TEST_F(LaunchCli, RankZeroLinesAreRecordedOnce) {
   int copies = 0;
   for (const auto& line : sessions::load_logs(store, detail.info.id, 0))
     copies += contains(line.text, "[Rank 0] step=2, skipped=0") ? 1 : 0;
-  if (copies == 2)
-    GTEST_SKIP() << "training_telemetry still sends the lines rank 0 prints while the launcher also relays them "
-                    "(docs/launcher.md, \"Session\"): recorded twice";
   EXPECT_EQ(copies, 1);
 }
 
