@@ -190,13 +190,24 @@ void apply_training_flags(const ParsedArgs& a, est::EstimateOptions& o) {
 }
 
 void print_gpu_list() {
-  std::cout << "GPU              memory (nvidia-smi)   nominal   link\n";
+  // The peak is the datasheet's dense bf16 tensor-core figure (fp16 where the part has no bf16):
+  // what MFU divides by when no peak was measured.
+  std::cout << "GPU              memory (nvidia-smi)   nominal   link                             "
+               "dense bf16 peak  form factor\n";
   for (const auto& gpu : est::gpu_catalog()) {
     std::string name = gpu.name;
     name.resize(17, ' ');
-    char line[160];
-    std::snprintf(line, sizeof line, "%s%8.2f GiB          %-9s %s (%.0f GB/s)\n", name.c_str(),
-                  gpu.memory_bytes / est::kGiB, gpu.marketing_size.c_str(), gpu.link.c_str(), gpu.link_bandwidth / 1e9);
+    char link[64], peak[32];
+    std::snprintf(link, sizeof link, "%s (%.0f GB/s)", gpu.link.c_str(), gpu.link_bandwidth / 1e9);
+    if (gpu.dense_bf16_tflops > 0)
+      std::snprintf(peak, sizeof peak, "%7.1f TFLOP/s", gpu.dense_bf16_tflops);
+    else if (gpu.dense_fp16_tflops > 0)
+      std::snprintf(peak, sizeof peak, "%7.1f (fp16)", gpu.dense_fp16_tflops);
+    else
+      std::snprintf(peak, sizeof peak, "%7s", "-");
+    char line[256];
+    std::snprintf(line, sizeof line, "%s%8.2f GiB          %-9s %-32s %-16s %s\n", name.c_str(),
+                  gpu.memory_bytes / est::kGiB, gpu.marketing_size.c_str(), link, peak, gpu.form_factor.c_str());
     std::cout << line;
   }
 }

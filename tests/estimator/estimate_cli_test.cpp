@@ -129,6 +129,7 @@ TEST(EstimateCli, ListGpusAndHelp) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("H200"), std::string::npos);
   EXPECT_NE(r.out.find("141 GB"), std::string::npos);
+  EXPECT_NE(r.out.find("  989.4 TFLOP/s  SXM5"), std::string::npos) << r.out;  // H200's dense bf16 peak
   const auto top = run_cli({"--help"});
   EXPECT_NE(top.out.find("estimate"), std::string::npos);
 }
