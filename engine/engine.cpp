@@ -4,13 +4,19 @@
 
 #include <chrono>
 #include <iostream>
+#include <mutex>
+#include <utility>
 #include <stdexcept>
 
 #include <ATen/autocast_mode.h>
 
 #ifdef SHARDSCOPE_TORCH_HAS_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAStream.h>
 #endif
+
+#include "profiler/comm_bandwidth.hpp"
+#include "profiler/nvtx_ranges.hpp"
 
 #include "kernels/cpu_norm.hpp"
 #include "kernels/cpu_unscale.hpp"
@@ -68,9 +74,6 @@ class AutocastScope {
   at::ScalarType previous_dtype_ = at::kFloat;
 };
 
-void synchronize_if_cuda(const torch::Device& device, bool wanted) {
-  if (wanted && device.is_cuda()) torch::cuda::synchronize(device.index());
-}
 
 }  // namespace
 
@@ -189,6 +192,8 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
                           f.hysteresis, f.consecutive_hysteresis, f.min_loss_scale});
   }
   runtime_->set_gather_timer([this](const std::string&, double ms) { current_times_.gather_ms += ms; });
+  if (config_.wall_clock_breakdown) timers_ = std::make_unique<profiler::StepTimers>();
+  if (config_.comms_logger.effective_enabled && communicator()) install_comms_logger();
   if (auto* comm = communicator()) comm->report_progress(0);
 }
 
@@ -199,6 +204,56 @@ void Engine::log(const std::string& line) const {
     options_.log(line);
   else if (options_.rank == 0)
     std::cout << line << std::endl;
+}
+
+void Engine::timer_start(const char* name) {
+  if (!timers_) return;
+  auto& timer = (*timers_)(name);
+#ifdef SHARDSCOPE_TORCH_HAS_CUDA
+  if (options_.device.is_cuda() && profiler::cuda_timers_available()) {
+    timer.start_on_stream(c10::cuda::getCurrentCUDAStream(options_.device.index()).stream());
+    return;
+  }
+#endif
+  timer.start();
+}
+
+void Engine::timer_stop(const char* name) {
+  if (timers_) (*timers_)(name).stop();
+}
+
+// deepspeed.comm's logger: every collective the communicator finishes is recorded per op and
+// size (log_summary at the end), printed when verbose, and kept as a CommRecord for the session.
+void Engine::install_comms_logger() {
+  const auto& c = config_.comms_logger;
+  profiler::CommsLoggerOptions o;
+  o.enabled = true;
+  o.verbose = c.verbose;
+  o.prof_all = c.prof_all;
+  o.debug = c.debug;
+  o.prof_ops = c.prof_ops;
+  comms_logger_ = std::make_unique<profiler::CommsLogger>(o);
+  communicator()->set_observer([this](const CollectiveRecord& r) {
+    // DeepSpeed's names, and its message size: one rank's shard for all-gather and reduce-scatter.
+    const bool sharded_op = r.op == "all_gather" || r.op == "reduce_scatter";
+    const std::string name = r.op == "all_gather" ? "all_gather_into_tensor"
+                             : r.op == "reduce_scatter" ? "reduce_scatter_tensor" : r.op;
+    const auto message = static_cast<std::uint64_t>(sharded_op ? r.bytes / r.world_size : r.bytes);
+    std::lock_guard<std::mutex> lock(comm_mutex_);
+    if (!comms_logger_->should_record(name)) return;
+    const std::string line = comms_logger_->record(name, message, r.world_size, r.latency_ms, r.tag);
+    if (!line.empty()) log(line);
+    const auto op = profiler::collective_from_name(name);
+    const double seconds = r.latency_ms / 1000.0;
+    const double algbw = seconds > 0 ? static_cast<double>(r.bytes) / seconds / 1e9 : 0.0;
+    comm_records_.push_back({options_.rank, global_steps_ + 1, r.op, r.bytes, r.latency_ms * 1000.0, algbw,
+                             op ? algbw * profiler::bus_bandwidth_factor(*op, r.world_size) : algbw, r.world_size});
+  });
+}
+
+std::vector<sessions::CommRecord> Engine::take_comm_records() {
+  std::lock_guard<std::mutex> lock(comm_mutex_);
+  return std::exchange(comm_records_, {});
 }
 
 // DeepSpeed's see_memory_usage line (memory_breakdown: true), printed by rank 0. Unlike DeepSpeed
@@ -221,6 +276,8 @@ void Engine::memory_report(const char* where) const {
 
 torch::Tensor Engine::forward(const Batch& batch) {
   memory_report("Engine before forward");
+  const profiler::ScopedRange range(profiler::NvtxPhase::kForward);
+  timer_start(profiler::timer_names::kForward);
   const auto start = Clock::now();
   torch::Tensor loss;
   {
@@ -232,7 +289,7 @@ torch::Tensor Engine::forward(const Batch& batch) {
       on_device.inputs = on_device.inputs.to(model_dtype_);
     loss = model_->loss(on_device);
   }
-  synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
+  timer_stop(profiler::timer_names::kForward);
   current_times_.forward_ms += ms_since(start);
   memory_report("Engine after forward");
   return loss;
@@ -246,12 +303,17 @@ void Engine::backward(const torch::Tensor& loss) {
   if (gas > 1) scaled = scaled / static_cast<double>(gas);  // DeepSpeed's scale_wrt_gas
   if (scaler_) scaled = scaled * scaler_->scale();
   // Stages 0-1 reduce only at the accumulation boundary (outside no_sync); 2-3 every micro-step.
+  const profiler::ScopedRange range(profiler::NvtxPhase::kBackward);
+  timer_start(profiler::timer_names::kBackward);
+  timer_start(profiler::timer_names::kBackwardInner);
   runtime_->begin_backward(is_gradient_accumulation_boundary() && no_sync_depth_ == 0);
   scaled.backward();
-  synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
+  timer_stop(profiler::timer_names::kBackwardInner);
   const double inner = ms_since(start);
+  timer_start(profiler::timer_names::kBackwardReduce);
   runtime_->end_backward();  // what is left of the reductions; with overlap_comm most ran inside
-  synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
+  timer_stop(profiler::timer_names::kBackwardReduce);
+  timer_stop(profiler::timer_names::kBackward);
   const double total = ms_since(start);
   current_times_.backward_ms += total;
   current_times_.backward_inner_ms += inner;
@@ -348,6 +410,8 @@ StepOutcome Engine::step() {
   if (no_sync_depth_ > 0)
     throw std::logic_error("step() at a gradient accumulation boundary inside no_sync(): DeepSpeed "
                            "disallows it; leave the no_sync() scope before the boundary step");
+  const profiler::ScopedRange range(profiler::NvtxPhase::kOptimizerStep);
+  timer_start(profiler::timer_names::kStep);
   const auto start = Clock::now();
   outcome.boundary = true;
   const bool overflow = gradients_overflowed();
@@ -370,9 +434,17 @@ StepOutcome Engine::step() {
   ++global_steps_;
   global_samples_ += train_batch_size();
   if (auto* comm = communicator()) comm->report_progress(global_steps_);
-  synchronize_if_cuda(options_.device, config_.wall_clock_breakdown);
+  timer_stop(profiler::timer_names::kStep);
   current_times_.step_ms += ms_since(start);
   last_times_ = current_times_;
+  if (timers_) {
+    // GPU time between CUDA events (read once per step: the only wait on the device).
+    last_times_.forward_ms = timers_->operator()(profiler::timer_names::kForward).elapsed_ms(true);
+    last_times_.backward_ms = timers_->operator()(profiler::timer_names::kBackward).elapsed_ms(true);
+    last_times_.backward_inner_ms = timers_->operator()(profiler::timer_names::kBackwardInner).elapsed_ms(true);
+    last_times_.backward_allreduce_ms = timers_->operator()(profiler::timer_names::kBackwardReduce).elapsed_ms(true);
+    last_times_.step_ms = timers_->operator()(profiler::timer_names::kStep).elapsed_ms(true);
+  }
   current_times_ = {};
   memory_report("Engine after step");
   return outcome;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,9 @@
 #include "engine/lr_schedules.hpp"
 #include "engine/models/trainable_model.hpp"
 #include "engine/zero/zero_runtime.hpp"
+#include "profiler/comms_logger.hpp"
+#include "profiler/step_timers.hpp"
+#include "sessions/events.hpp"
 
 namespace shardscope::engine {
 
@@ -122,6 +126,11 @@ class Engine {
   /// Counters restored by load_checkpoint (also used by the checkpoint code).
   void restore_counters(std::int64_t global_steps, std::int64_t global_samples, std::int64_t skipped_steps);
 
+  /// The comms logger of the config's comms_logger block (null without one or with one rank).
+  const profiler::CommsLogger* comms_logger() const { return comms_logger_.get(); }
+  /// The collectives recorded since the last call (comms_logger on), for the session.
+  std::vector<sessions::CommRecord> take_comm_records();
+
   /// After the 16-bit weights changed outside the optimizer (GatheredParameters with a modifier
   /// rank, a checkpoint load): copies them into the fp32 master.
   void refresh_master_from_weights();
@@ -130,6 +139,9 @@ class Engine {
   friend class NoSyncGuard;
   void log(const std::string& line) const;
   void memory_report(const char* where) const;
+  void timer_start(const char* name);
+  void timer_stop(const char* name);
+  void install_comms_logger();
   bool gradients_overflowed();
   double clip_gradients();
   void load_shards(const std::string& folder, bool bf16, const std::string& where);
@@ -147,6 +159,10 @@ class Engine {
   std::unique_ptr<LossScaler> scaler_;
   std::int64_t micro_steps_ = 0, global_steps_ = 0, global_samples_ = 0, skipped_steps_ = 0;
   int no_sync_depth_ = 0;
+  std::unique_ptr<profiler::StepTimers> timers_;        ///< wall_clock_breakdown: CUDA events or host clock
+  std::unique_ptr<profiler::CommsLogger> comms_logger_;  ///< the comms_logger block
+  std::vector<sessions::CommRecord> comm_records_;       ///< collectives not yet sent to the session
+  std::mutex comm_mutex_;
   std::optional<double> squared_norm_;  ///< GPU: the unscaled squared norm found by the overflow check
   double pending_scale_ = 1.0;          ///< GPU: the unscale factor clip_gradients() applies
   PhaseTimes current_times_, last_times_;

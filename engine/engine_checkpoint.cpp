@@ -8,6 +8,7 @@
 #include "engine/checkpoint_files.hpp"
 #include "engine/checkpoint_shards.hpp"
 #include "engine/engine.hpp"
+#include "profiler/nvtx_ranges.hpp"
 #include "sessions/build_info.hpp"
 
 namespace shardscope::engine {
@@ -49,6 +50,7 @@ torch::Tensor cpu_copy(const torch::Tensor& t) { return t.detach().to(torch::kCP
 
 void Engine::save_checkpoint(const std::string& dir, std::optional<std::string> tag,
                              const std::string& client_state_json) {
+  const profiler::ScopedRange range(profiler::NvtxPhase::kCheckpointSave);
   const std::string chosen = tag.value_or(default_checkpoint_tag(global_steps_));
   const std::filesystem::path folder = std::filesystem::path(dir) / chosen;
   const int stage = config_.zero.stage, rank = options_.rank;

@@ -20,6 +20,7 @@
 #include "engine/environment.hpp"
 #include "engine/models/weight_loader.hpp"
 #include "engine/training_telemetry.hpp"
+#include "profiler/cupti_activity.hpp"
 
 namespace shardscope::engine {
 namespace {
@@ -101,6 +102,54 @@ DataPosition data_position_from(const std::string& client_state, const std::stri
   return {j.at("data_epoch").get<std::int64_t>(), j.at("data_index").get<std::int64_t>()};
 }
 
+// The steps whose GPU activity goes to the session: --profile-steps, or the flops profiler's step.
+std::optional<std::pair<std::int64_t, std::int64_t>> profile_window(const TrainRunOptions& o,
+                                                                   const configs::ResolvedConfig& c) {
+  if (o.profile_steps > 0) return std::make_pair(o.profile_start, o.profile_steps);
+  if (c.flops_profiler.enabled) return std::make_pair(c.flops_profiler.profile_step, std::int64_t{1});
+  return std::nullopt;
+}
+
+// CUPTI activity of the profiled window, streamed to the session; outside the window nothing is
+// enabled, so it costs nothing there.
+class ProfiledWindow {
+ public:
+  ProfiledWindow(std::pair<std::int64_t, std::int64_t> window, int rank, TrainingTelemetry& telemetry,
+                 std::ostream& err)
+      : first_(window.first), last_(window.first + window.second - 1), err_(err) {
+    profiler::CuptiActivityOptions options;
+    options.rank = rank;
+    collector_ = std::make_unique<profiler::CuptiActivityCollector>(
+        options, [&telemetry](sessions::ActivityBatch&& b) { telemetry.send(std::move(b)); },
+        [&telemetry](sessions::NvtxBatch&& b) { telemetry.send(std::move(b)); });
+  }
+  void before_step(std::int64_t step) {
+    if (!collector_) return;
+    try {
+      if (step == first_ && !collector_->running()) collector_->start();
+      if (collector_->running()) collector_->begin_step(step);
+    } catch (const std::exception& e) {
+      err_ << "warning: no GPU activity recorded for the profiled window: " << e.what() << "\n";
+      collector_.reset();
+    }
+  }
+  void after_step(std::int64_t step) {
+    if (collector_ && collector_->running() && step >= last_) {
+      collector_->stop();
+      const auto stats = collector_->stats();
+      err_ << "profiled steps " << first_ << "-" << last_ << ": " << stats.kernels << " kernels, " << stats.memcpys
+           << " copies, " << stats.memsets << " memsets, " << stats.nvtx_ranges << " NVTX ranges"
+           << (stats.dropped ? ", " + std::to_string(stats.dropped) + " dropped" : std::string()) << "\n";
+      collector_.reset();
+    }
+  }
+
+ private:
+  std::int64_t first_, last_;
+  std::ostream& err_;
+  std::unique_ptr<profiler::CuptiActivityCollector> collector_;
+};
+
 }  // namespace
 
 double training_flops_per_sample(const ModelSpec& spec, double parameters) {
@@ -118,6 +167,12 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   const LoadedConfig loaded = load_config(o, world, err);
   const auto& config = loaded.config;
   const torch::Device device = resolve_device(o.device, local_rank);
+  const auto window = profile_window(o, config);
+  // NVTX ranges reach CUPTI only through this variable, read at the process's first NVTX call.
+  if (window && device.is_cuda() && !std::getenv("NVTX_INJECTION64_PATH")) {
+    const std::string cupti = profiler::cupti_library_path();
+    if (!cupti.empty()) ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
+  }
   std::shared_ptr<Communicator> comm;
   if (world > 1) {
     comm_options.device = device;
@@ -152,9 +207,13 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   if (o.load_dir) loader.set_position(data_position_from(engine.load_checkpoint(*o.load_dir), *o.load_dir));
   telemetry.start(engine, training_flops_per_sample(o.model, static_cast<double>(engine.parameter_count())));
 
+  std::unique_ptr<ProfiledWindow> profiled;
+  if (window && device.is_cuda()) profiled = std::make_unique<ProfiledWindow>(*window, rank, telemetry, err);
+  else if (window) err << "note: the profiled window records GPU activity; this run is on the CPU\n";
   TrainRunResult result;
   const auto started = std::chrono::steady_clock::now();
   while (engine.global_steps() < o.steps) {
+    if (profiled) profiled->before_step(engine.global_steps() + 1);
     telemetry.begin_step();
     double loss_sum = 0;
     std::int64_t tokens = 0;
@@ -169,6 +228,7 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
     } while (!outcome.boundary);
     const double loss = loss_sum / static_cast<double>(engine.gradient_accumulation_steps());
     telemetry.end_step(engine, outcome, loss, tokens);
+    if (profiled) profiled->after_step(engine.global_steps());
     result.final_loss = loss;
     ++result.steps_done;
     const bool last = engine.global_steps() >= o.steps;
@@ -179,7 +239,8 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   result.global_steps = engine.global_steps();
   result.skipped_steps = engine.skipped_steps();
   result.tokens_per_second = telemetry.tokens_per_second();
-  result.session_uid = telemetry.finish(result.wall_seconds);
+  profiled.reset();
+  result.session_uid = telemetry.finish(result.wall_seconds, engine);
   if (comm) {
     // No rank leaves while another still talks to rank 0's store (NCCL's heartbeat polls it).
     comm->barrier();

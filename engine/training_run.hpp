@@ -31,6 +31,9 @@ struct TrainRunOptions {
   std::string device = "auto";              ///< "auto", "cpu", "cuda", "cuda:N"
   std::uint64_t seed = 42;
   bool progress_bar = false;                ///< a live progress line on stderr (a terminal)
+  /// The profiled window: CUPTI activity of steps [profile_start, profile_start + profile_steps)
+  /// into the session (GPU runs). 0 steps: flops_profiler.profile_step when that block is enabled.
+  std::int64_t profile_start = 0, profile_steps = 0;
   std::vector<std::string> command_line;
 };
 

@@ -146,7 +146,7 @@ void TrainingTelemetry::start(const Engine& engine, double flops_per_sample) {
 
 void TrainingTelemetry::begin_step() { step_start_ = std::chrono::steady_clock::now(); }
 
-void TrainingTelemetry::end_step(const Engine& engine, const StepOutcome& outcome, double loss,
+void TrainingTelemetry::end_step(Engine& engine, const StepOutcome& outcome, double loss,
                                  std::int64_t tokens) {
   const double step_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - step_start_).count();
@@ -155,7 +155,7 @@ void TrainingTelemetry::end_step(const Engine& engine, const StepOutcome& outcom
   print_progress(engine, outcome, loss, step_ms);
 }
 
-void TrainingTelemetry::send_step(const Engine& engine, const StepOutcome& outcome, double loss, double step_ms,
+void TrainingTelemetry::send_step(Engine& engine, const StepOutcome& outcome, double loss, double step_ms,
                                   std::int64_t tokens) {
   if (!sink_) return;
   const double seconds = step_ms / 1000.0;
@@ -182,11 +182,14 @@ void TrainingTelemetry::send_step(const Engine& engine, const StepOutcome& outco
   sink_->send(m);
   if (config_.wall_clock_breakdown) {
     const auto& t = engine.last_phase_times();
-    sink_->send(sessions::TimerBreakdown{rank_, engine.global_steps(),
-                                         {{"forward", t.forward_ms}, {"backward", t.backward_ms},
-                                          {"backward_inner", t.backward_inner_ms},
-                                          {"backward_allreduce", t.backward_allreduce_ms}, {"step", t.step_ms}}});
+    sessions::TimerBreakdown timers{rank_, engine.global_steps(),
+                                    {{"forward", t.forward_ms}, {"backward", t.backward_ms},
+                                     {"backward_inner", t.backward_inner_ms},
+                                     {"backward_allreduce", t.backward_allreduce_ms}, {"step", t.step_ms}}};
+    if (engine.zero().stage() == 3) timers.timers.push_back({"stage3_gather_wait", t.gather_ms});
+    sink_->send(std::move(timers));
   }
+  for (auto& record : engine.take_comm_records()) sink_->send(std::move(record));
 }
 
 void TrainingTelemetry::print_progress(const Engine& engine, const StepOutcome& outcome, double loss,
@@ -226,8 +229,15 @@ double TrainingTelemetry::tokens_per_second() const {
   return sorted[sorted.size() / 2];
 }
 
-std::string TrainingTelemetry::finish(double wall_seconds) {
+void TrainingTelemetry::send(sessions::Event event) {
+  if (sink_) sink_->send(std::move(event));
+}
+
+std::string TrainingTelemetry::finish(double wall_seconds, const Engine& engine) {
   if (options_.progress_bar && rank_ == 0) err_ << "\n";
+  // deepspeed.comm.log_summary(): rank 0 prints the per-op, per-size table of this rank's records.
+  if (const auto* logger = engine.comms_logger(); logger && logger->has_data() && rank_ == 0)
+    log_line(logger->format_summary());
   finished_ = true;
   if (!sink_) return "";
   if (owns_run_) sink_->send(sessions::RunEnd{"completed", unix_now(), wall_seconds, {{rank_, 0}}});

@@ -12,6 +12,7 @@
 #include "configs/config_model.hpp"
 #include "engine/engine.hpp"
 #include "engine/training_run.hpp"
+#include "sessions/events.hpp"
 
 namespace shardscope::sessions {
 class EventSink;
@@ -38,14 +39,17 @@ class TrainingTelemetry {
   void start(const Engine& engine, double flops_per_sample);
   void begin_step();
   /// Reports the boundary step that just ended: metrics, timers, progress.
-  void end_step(const Engine& engine, const StepOutcome& outcome, double loss, std::int64_t tokens);
+  void end_step(Engine& engine, const StepOutcome& outcome, double loss, std::int64_t tokens);
   /// Median tokens/s of this rank over the run so far.
   double tokens_per_second() const;
-  /// Ends the session (RunEnd when there is no launcher); returns the session id, or "".
-  std::string finish(double wall_seconds);
+  /// Sends one event to the session (CUPTI batches of the profiled window); no-op without one.
+  void send(sessions::Event event);
+  /// Prints the comms logger's summary, ends the session (RunEnd when there is no launcher);
+  /// returns the session id, or "".
+  std::string finish(double wall_seconds, const Engine& engine);
 
  private:
-  void send_step(const Engine& engine, const StepOutcome& outcome, double loss, double step_ms,
+  void send_step(Engine& engine, const StepOutcome& outcome, double loss, double step_ms,
                  std::int64_t tokens);
   void print_progress(const Engine& engine, const StepOutcome& outcome, double loss, double step_ms);
 

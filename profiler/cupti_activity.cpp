@@ -12,6 +12,7 @@
 
 #ifdef SHARDSCOPE_HAS_CUPTI
 #include <cxxabi.h>
+#include <dlfcn.h>
 
 #include <cstdlib>
 
@@ -313,6 +314,14 @@ bool CuptiActivityCollector::running() const { return impl_->running; }
 CuptiActivityStats CuptiActivityCollector::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->stats;
+}
+
+std::string cupti_library_path() {
+#ifdef SHARDSCOPE_HAS_CUPTI
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) != 0 && info.dli_fname) return info.dli_fname;
+#endif
+  return {};
 }
 
 }  // namespace shardscope::profiler

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <functional>
 #include <memory>
 
@@ -71,5 +72,9 @@ class CuptiActivityCollector {
  private:
   std::unique_ptr<CuptiActivityState> impl_;
 };
+
+/// The path of the libcupti this build loaded ("" without CUPTI): what NVTX_INJECTION64_PATH must
+/// name, before the first NVTX call of the process, for NVTX ranges to reach CUPTI.
+std::string cupti_library_path();
 
 }  // namespace shardscope::profiler

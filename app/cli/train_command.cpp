@@ -38,7 +38,9 @@ ArgParser train_parser() {
       .option("collector", "HOST:PORT", "stream events to a launcher's collector instead")
       .option("name", "TEXT", "session name (default: the config file's name)")
       .option("device", "auto|cpu|cuda|cuda:N", "where to train (default auto: GPU LOCAL_RANK if any)")
-      .option("seed", "N", "seed of the weights and data (default 42)");
+      .option("seed", "N", "seed of the weights and data (default 42)")
+      .option("profile-steps", "START[:COUNT]",
+              "record the GPU activity (kernels, copies, NVTX) of COUNT steps (default 1) from START");
   return parser;
 }
 
@@ -108,6 +110,20 @@ int run_train_command(const CommandArgs& args) {
   o.device = p.value("device").value_or("auto");
   o.seed = static_cast<std::uint64_t>(positive(p, "seed", 42));
   o.progress_bar = ::isatty(STDERR_FILENO) != 0;
+  if (const auto window = p.value("profile-steps")) {
+    const auto colon = window->find(':');
+    try {
+      std::size_t used = 0;
+      o.profile_start = std::stoll(window->substr(0, colon), &used);
+      if (used != (colon == std::string::npos ? window->size() : colon)) throw std::invalid_argument("trailing text");
+      o.profile_steps = colon == std::string::npos ? 1 : std::stoll(window->substr(colon + 1), &used);
+      if (colon != std::string::npos && used != window->size() - colon - 1) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      throw UsageError("--profile-steps '" + *window + "' is not START or START:COUNT, e.g. --profile-steps 10:3");
+    }
+    if (o.profile_start < 1 || o.profile_steps < 1)
+      throw UsageError("--profile-steps: START and COUNT must be at least 1 (steps count from 1)");
+  }
   o.command_line = {"shardscope", "train"};
   o.command_line.insert(o.command_line.end(), args.begin(), args.end());
   try {

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "engine/zero/zero_runtime.hpp"
+#include "profiler/nvtx_ranges.hpp"
 
 namespace shardscope::engine {
 
@@ -23,6 +24,11 @@ class ZeroRuntime::LayerGatherHooks : public LayerHooks {
 
 void ZeroRuntime::install_layer_hooks() {
   empty_ = torch::empty({0}, torch::TensorOptions().dtype(dtype_).device(device_));
+  // Registered once: "gather transformer.h.3" / "release transformer.h.3" ranges for Nsight.
+  for (const auto& group : layout_->groups()) {
+    nvtx_names_.push_back(profiler::nvtx_layer_name(profiler::NvtxPhase::kGather, group.name));
+    nvtx_names_.push_back(profiler::nvtx_layer_name(profiler::NvtxPhase::kRelease, group.name));
+  }
   torch::NoGradGuard no_grad;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     groups_[g].status = GatherStatus::kAvailable;  // the model's own tensors, released now
@@ -65,6 +71,7 @@ void ZeroRuntime::bind(int g) {
 void ZeroRuntime::ensure_available(int g) {
   GroupState& st = groups_[g];
   if (st.status == GatherStatus::kAvailable) return;
+  const profiler::ScopedRange range(nvtx_names_[static_cast<std::size_t>(2 * g)]);
   if (st.status == GatherStatus::kReleased) issue_gather(g, false);
   const auto start = std::chrono::steady_clock::now();
   st.gather.wait();
@@ -79,6 +86,7 @@ void ZeroRuntime::release(int g, bool force) {
   GroupState& st = groups_[g];
   const LayoutGroup& group = layout_->groups()[g];
   if (st.status == GatherStatus::kReleased || (group.persistent && !force)) return;
+  const profiler::ScopedRange range(nvtx_names_[static_cast<std::size_t>(2 * g + 1)]);
   if (st.status == GatherStatus::kInFlight) st.gather.wait();  // the buffer must outlive the collective
   st.gather = CommHandle();
   torch::NoGradGuard no_grad;

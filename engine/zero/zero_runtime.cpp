@@ -181,6 +181,8 @@ void ZeroRuntime::launch_ready_groups() {
 }
 
 void ZeroRuntime::launch_group(int g) {
+  const profiler::ScopedRange range(settings_.stage == 0 ? profiler::NvtxPhase::kAllReduceBucket
+                                                         : profiler::NvtxPhase::kReduceScatterBucket);
   const LayoutGroup& group = layout_->groups()[g];
   GroupState& st = groups_[g];
   const int world = world_size();

@@ -26,6 +26,7 @@
 #include "engine/flat_parameters.hpp"
 #include "engine/models/trainable_model.hpp"
 #include "engine/zero/partition_layout.hpp"
+#include "profiler/nvtx_ranges.hpp"
 
 namespace shardscope::engine {
 
@@ -160,6 +161,7 @@ class ZeroRuntime {
   std::vector<int> layer_groups_;          ///< layers() index -> group (-1: no parameters)
   std::vector<std::int64_t> layer_numels_;
   torch::Tensor empty_;                    ///< what a released parameter holds
+  std::vector<profiler::NvtxName> nvtx_names_;  ///< per group: gather, release
   GatherStats gather_stats_;
   std::function<void(const std::string&, double)> gather_timer_;
 };
