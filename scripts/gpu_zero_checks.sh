@@ -35,7 +35,7 @@ cat > "$work/z2.json" <<'JSON'
  "zero_optimization": {"stage": 2, "overlap_comm": true, "reduce_bucket_size": 50000000}}
 JSON
 timeout 90 $CLI launch --num_gpus 2 -- --config "$work/z2.json" --layers 24 --hidden 2048 --heads 16 --seq-len 1024 \
-  --vocab 50304 --steps 3 --device cuda 2>&1 | grep -E "^\[rank 0\] (Engine|MA )" > "$OUT_DIR/memory-breakdown-z2.txt"
+  --vocab 50304 --steps 2 --device cuda 2>&1 | grep -E "^\[rank 0\] (Engine|MA )" > "$OUT_DIR/memory-breakdown-z2.txt"
 head -n 24 "$OUT_DIR/memory-breakdown-z2.txt"
 
 timeout 400 python3 scripts/bench_zero_gpu.py --cli "$CLI" --json "$@" > "$OUT_DIR/bench-zero.log" 2>&1
