@@ -1,0 +1,159 @@
+// predict_memory: the run's model spec becomes the estimator's ModelDescription (the decoders'
+// TransformerShape is the estimator's own, so parameter counts agree), the resolved config
+// becomes EstimateOptions through config_adapter, and the requested plan's row of run_estimate
+// is the prediction. Only the MLP, which has no transformer shape, has its activations counted
+// here.
+#include "engine/memory_prediction.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "engine/models/model_error.hpp"
+#include "estimator/byte_units.hpp"
+#include "estimator/config_adapter.hpp"
+#include "estimator/estimate.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+namespace est = estimator;
+constexpr double kGiB = 1073741824.0;
+constexpr double kMiB = 1048576.0;
+
+std::vector<std::int64_t> mlp_dims(const MlpOptions& o) {
+  std::vector<std::int64_t> dims{o.input_dim};
+  dims.insert(dims.end(), o.hidden_dims.begin(), o.hidden_dims.end());
+  dims.push_back(o.output_dim);
+  return dims;
+}
+
+est::ModelDescription describe_spec(const ModelSpec& spec) {
+  if (spec.kind != ModelKind::kMlp)
+    return est::describe_transformer(spec.transformer.shape, std::string("built-in ") + model_kind_name(spec.kind));
+  // DeepSpeed's largest_layer_params: the largest nn.Linear (weight + bias).
+  const auto dims = mlp_dims(spec.mlp);
+  double total = 0, largest = 0;
+  for (std::size_t i = 0; i + 1 < dims.size(); ++i) {
+    const double layer = static_cast<double>(dims[i] * dims[i + 1] + dims[i + 1]);
+    total += layer;
+    largest = std::max(largest, layer);
+  }
+  est::ModelDescription model = est::describe_param_count(total, largest);
+  model.name = "built-in mlp";
+  return model;
+}
+
+// The MLP's saved tensors: each Linear keeps its input, each ReLU its output, plus the output
+// the MSE loss reads, in the training precision.
+double mlp_activation_bytes(const MlpOptions& o, std::int64_t micro_batch, est::Precision precision, std::string& formula) {
+  const auto dims = mlp_dims(o);
+  double elements = static_cast<double>(dims.front() + dims.back());
+  for (std::size_t i = 1; i + 1 < dims.size(); ++i) elements += 2.0 * static_cast<double>(dims[i]);
+  const double bytes_per = precision == est::Precision::kFp32 ? 4 : 2;
+  formula = "b x (input + 2 x sum(hidden) + output) x " + std::to_string(static_cast<int>(bytes_per)) + " B = " +
+            std::to_string(micro_batch) + " x " + est::format_count(elements) + " x " + std::to_string(static_cast<int>(bytes_per));
+  return static_cast<double>(micro_batch) * elements * bytes_per;
+}
+
+est::EstimateOptions estimate_options(const configs::ResolvedConfig& config, const ModelSpec& spec, int world_size,
+                                      bool checkpointing, std::vector<std::string>& notes) {
+  est::EstimateOptions o;
+  o.cluster.gpus_per_node = world_size;  // per-GPU numbers depend only on the total rank count
+  o.cluster.nodes = 1;
+  notes = est::apply_resolved_config(config, o);
+  o.workload.seq_len = spec.kind == ModelKind::kMlp ? 0 : spec.transformer.shape.seq_len;
+  o.workload.checkpointing = checkpointing ? est::ActivationCheckpointing::kFull : est::ActivationCheckpointing::kNone;
+  // The built-in decoders call scaled_dot_product_attention (causal, no dropout): its fused
+  // kernels keep no s x s score matrix for backward.
+  o.workload.flash_attention = true;
+  return o;
+}
+
+std::string gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f GiB", bytes / kGiB);
+  return text;
+}
+
+std::string explain(const est::Estimate& e, const est::PlanEstimate& p, const ModelSpec& spec,
+                    const std::string& activation_formula, const std::vector<std::string>& notes) {
+  const auto& o = e.options;
+  std::string out = "estimator arithmetic (as `shardscope estimate`) for " + est::plan_name(p.plan) + ", " +
+                    est::precision_name(o.precision.precision) + ", " + std::to_string(o.cluster.total_gpus()) +
+                    " rank(s), micro-batch " + std::to_string(o.workload.micro_batch) +
+                    (spec.kind == ModelKind::kMlp ? "" : " x " + std::to_string(o.workload.seq_len) + " tokens") +
+                    ", " + est::format_count(e.model.total_params) + " parameters:\n";
+  out += "  model states: " + gib(p.states.gpu.total()) + " (" + p.states.gpu_rule + ")\n";
+  for (const auto* part : {&p.states.gpu.params, &p.states.gpu.gradients, &p.states.gpu.master_params, &p.states.gpu.optimizer_states})
+    if (part->bytes > 0) out += "    " + part->formula + "\n";
+  out += "  buffers: " + gib(p.buffers.gpu_bytes) + "\n";
+  for (const auto& b : p.buffers.items)
+    if (b.on_gpu && b.counted) out += "    " + b.name + " (" + b.config_key + "): " + b.formula + "\n";
+  out += "  activations (activation checkpointing: " + std::string(est::checkpointing_name(o.workload.checkpointing)) +
+         "): " + gib(e.activations.available ? e.activations.total_bytes : 0) + ", " + activation_formula + "\n";
+  if (spec.kind != ModelKind::kMlp) out += "  assumed: fused attention (scaled_dot_product_attention keeps no s x s scores), no dropout\n";
+  for (const auto& note : notes) out += "  note: " + note + "\n";
+  return out;
+}
+
+const est::PlanEstimate& requested_row(const est::Estimate& e) {
+  for (const auto& p : e.plans)
+    if (e.options.requested_plan && p.plan == *e.options.requested_plan) return p;
+  throw std::logic_error("memory prediction: the estimate has no row for the config's ZeRO plan");
+}
+
+}  // namespace
+
+MemoryPrediction predict_memory(const configs::ResolvedConfig& config, const ModelSpec& spec, int world_size,
+                                bool activation_checkpointing) {
+  if (world_size <= 0) throw std::invalid_argument("memory prediction: world size must be positive, got " + std::to_string(world_size));
+  validate_model_spec(spec);
+  std::vector<std::string> notes;
+  const est::EstimateOptions options = estimate_options(config, spec, world_size, activation_checkpointing, notes);
+  const est::Estimate e = est::run_estimate(describe_spec(spec), options);
+  const est::PlanEstimate& plan = requested_row(e);
+  MemoryPrediction m;
+  m.model_states_bytes = plan.states.gpu.total();
+  m.buffers_bytes = plan.buffers.gpu_bytes;
+  std::string activation_formula;
+  if (e.activations.available) {
+    m.activations_bytes = e.activations.total_bytes;
+    activation_formula = e.activations.formula;
+  } else {
+    m.activations_bytes = mlp_activation_bytes(spec.mlp, options.workload.micro_batch, options.precision.precision, activation_formula);
+  }
+  // gpu_total_bytes already holds the activations when the estimator could count them.
+  m.total_bytes = plan.gpu_total_bytes + (e.activations.available ? 0 : m.activations_bytes);
+  m.explanation = explain(e, plan, spec, activation_formula, notes);
+  return m;
+}
+
+std::string measured_vs_predicted_text(const MemoryPrediction& p, std::int64_t measured_peak_bytes) {
+  const double measured = static_cast<double>(measured_peak_bytes), diff = measured - p.total_bytes;
+  auto row = [](const char* label, const std::string& value) {
+    char text[128];
+    std::snprintf(text, sizeof text, "  %-22s %s\n", label, value.c_str());
+    return std::string(text);
+  };
+  // GiB for the comparison, MiB beside it so small (CPU, test-sized) runs still read.
+  auto size = [](double bytes) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%10.3f GiB  %12.1f MiB", bytes / kGiB, bytes / kMiB);
+    return std::string(text);
+  };
+  std::string percent = "n/a (nothing predicted)";
+  if (p.total_bytes > 0) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%+.1f%% of predicted", 100.0 * diff / p.total_bytes);
+    percent = text;
+  }
+  char signed_diff[64];
+  std::snprintf(signed_diff, sizeof signed_diff, "%+10.3f GiB  %+12.1f MiB", diff / kGiB, diff / kMiB);
+  return "Memory per GPU: estimator prediction vs measured peak\n" + row("model states", size(p.model_states_bytes)) +
+         row("buffers", size(p.buffers_bytes)) + row("activations", size(p.activations_bytes)) +
+         row("predicted total", size(p.total_bytes)) + row("measured peak", size(measured)) +
+         row("difference", std::string(signed_diff) + "  (" + percent + ")");
+}
+
+}  // namespace shardscope::engine

@@ -1,0 +1,149 @@
+// predict_memory (engine/memory_prediction.hpp) against `shardscope estimate --json` run on the
+// same model shape and DeepSpeed config, the MLP's activations against a hand count, and the
+// measured-vs-predicted block.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "../app/cli_process.hpp"
+#include "configs/config_document.hpp"
+#include "configs/config_validator.hpp"
+#include "engine/memory_prediction.hpp"
+#include "estimator/model_states.hpp"
+#include "temp_dir.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+using nlohmann::json;
+
+ModelSpec small_llama() {
+  ModelSpec spec = default_model_spec(ModelKind::kLlama);
+  auto& s = spec.transformer.shape;
+  s.layers = 3;
+  s.hidden = 64;
+  s.heads = 8;
+  s.kv_heads = 2;
+  s.ffn = 160;
+  s.vocab = 500;
+  s.seq_len = 16;
+  s.tied_embeddings = false;
+  return spec;
+}
+
+// The same model for the estimator CLI: the llama layout's defaults and these sizes.
+const std::vector<std::string> kLlamaFlags = {"--layout", "llama", "--layers", "3", "--hidden", "64", "--heads", "8",
+                                              "--kv-heads", "2", "--ffn", "160", "--vocab", "500", "--seq-len", "16",
+                                              "--tied-embeddings", "no", "--flash-attention", "--json"};
+
+std::string write_config(const test::TempDir& dir, const std::string& text) {
+  const std::string path = dir.file("ds_config.json");
+  std::ofstream(path) << text;
+  return path;
+}
+
+configs::ResolvedConfig resolve(const std::string& path, int world_size) {
+  configs::ValidateOptions options;
+  options.world_size = world_size;
+  const configs::ValidationResult result = configs::validate(configs::parse_config_file(path), options);
+  EXPECT_FALSE(result.has_errors());
+  return *result.config;
+}
+
+json cli_plan(const std::string& config_path, int gpus, const std::vector<std::string>& extra, json& activations) {
+  std::vector<std::string> args = {"estimate", "--config", config_path, "--gpus-per-node", std::to_string(gpus)};
+  args.insert(args.end(), kLlamaFlags.begin(), kLlamaFlags.end());
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = testing::run_cli(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  activations = j.at("activations");
+  for (const auto& plan : j.at("plans"))
+    if (json{{"stage", plan.at("stage")}, {"offload_optimizer", plan.at("offload_optimizer")},
+             {"offload_param", plan.at("offload_param")}} == j.at("verdict").at("requested"))
+      return plan;
+  ADD_FAILURE() << "no requested plan in the CLI's estimate";
+  return json::object();
+}
+
+void expect_matches_cli(const MemoryPrediction& p, const json& plan, const json& activations) {
+  EXPECT_DOUBLE_EQ(p.model_states_bytes, plan.at("model_states").at("gpu").at("total_bytes").get<double>());
+  EXPECT_DOUBLE_EQ(p.buffers_bytes, plan.at("buffers").at("gpu_bytes").get<double>());
+  EXPECT_DOUBLE_EQ(p.activations_bytes, activations.at("total_bytes").get<double>());
+  EXPECT_DOUBLE_EQ(p.total_bytes, plan.at("gpu_total_bytes").get<double>());
+  EXPECT_DOUBLE_EQ(p.total_bytes, p.model_states_bytes + p.buffers_bytes + p.activations_bytes);
+}
+
+TEST(MemoryPrediction, Stage2Bf16MatchesTheEstimatorCli) {
+  test::TempDir dir;
+  const std::string path = write_config(dir, R"({"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1,
+    "bf16": {"enabled": true}, "optimizer": {"type": "AdamW", "params": {"lr": 0.001}},
+    "zero_optimization": {"stage": 2, "reduce_bucket_size": 2000000}})");
+  const MemoryPrediction p = predict_memory(resolve(path, 2), small_llama(), 2, false);
+  json activations;
+  const json plan = cli_plan(path, 2, {}, activations);
+  EXPECT_EQ(plan.at("stage"), 2);
+  expect_matches_cli(p, plan, activations);
+  EXPECT_GT(p.activations_bytes, 0);
+  EXPECT_NE(p.explanation.find("stage 2"), std::string::npos) << p.explanation;
+  EXPECT_NE(p.explanation.find("fused attention"), std::string::npos);
+}
+
+TEST(MemoryPrediction, Stage3OffloadWithCheckpointingMatchesTheEstimatorCli) {
+  test::TempDir dir;
+  const std::string path = write_config(dir, R"({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2,
+    "fp16": {"enabled": true}, "optimizer": {"type": "Adam", "params": {"lr": 0.001}},
+    "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})");
+  const MemoryPrediction with = predict_memory(resolve(path, 4), small_llama(), 4, true);
+  json activations;
+  const json plan = cli_plan(path, 4, {"--checkpointing", "full"}, activations);
+  EXPECT_EQ(plan.at("stage"), 3);
+  EXPECT_EQ(plan.at("offload_optimizer"), "cpu");
+  expect_matches_cli(with, plan, activations);
+  // Checkpointing keeps less: the same run without it predicts more activation memory.
+  const MemoryPrediction without = predict_memory(resolve(path, 4), small_llama(), 4, false);
+  EXPECT_LT(with.activations_bytes, without.activations_bytes);
+  EXPECT_DOUBLE_EQ(with.model_states_bytes, without.model_states_bytes);
+}
+
+TEST(MemoryPrediction, MlpStatesFromTheEstimatorActivationsByHand) {
+  test::TempDir dir;
+  const std::string path = write_config(dir, R"({"train_micro_batch_size_per_gpu": 8,
+    "optimizer": {"type": "AdamW", "params": {"lr": 0.001}}, "zero_optimization": {"stage": 1}})");
+  const ModelSpec spec = default_model_spec(ModelKind::kMlp);  // 16 -> 64 -> 64 -> 1, fp32
+  const MemoryPrediction p = predict_memory(resolve(path, 2), spec, 2, false);
+  const double params = 16 * 64 + 64 + 64 * 64 + 64 + 64 + 1;
+  estimator::PrecisionSettings precision;
+  precision.precision = estimator::Precision::kFp32;
+  estimator::ClusterSettings cluster;
+  cluster.gpus_per_node = 2;
+  const auto states = estimator::estimate_model_states(params, {1, estimator::OffloadDevice::kNone, estimator::OffloadDevice::kNone},
+                                                       precision, cluster);
+  EXPECT_DOUBLE_EQ(p.model_states_bytes, states.gpu.total());
+  EXPECT_DOUBLE_EQ(p.activations_bytes, 8.0 * (16 + 2 * (64 + 64) + 1) * 4);  // fp32: 4 B per element
+  EXPECT_DOUBLE_EQ(p.total_bytes, p.model_states_bytes + p.buffers_bytes + p.activations_bytes);
+  EXPECT_THROW(predict_memory(resolve(path, 2), spec, 0, false), std::invalid_argument);
+}
+
+TEST(MemoryPrediction, MeasuredVersusPredictedBlock) {
+  MemoryPrediction p;
+  p.model_states_bytes = 3.0 * (1 << 30);
+  p.buffers_bytes = 0.5 * (1 << 30);
+  p.activations_bytes = 0.5 * (1 << 30);
+  p.total_bytes = 4.0 * (1 << 30);
+  const std::string text = measured_vs_predicted_text(p, static_cast<std::int64_t>(4.5 * (1 << 30)));
+  EXPECT_EQ(text,
+            "Memory per GPU: estimator prediction vs measured peak\n"
+            "  model states                3.000 GiB        3072.0 MiB\n"
+            "  buffers                     0.500 GiB         512.0 MiB\n"
+            "  activations                 0.500 GiB         512.0 MiB\n"
+            "  predicted total             4.000 GiB        4096.0 MiB\n"
+            "  measured peak               4.500 GiB        4608.0 MiB\n"
+            "  difference                 +0.500 GiB        +512.0 MiB  (+12.5% of predicted)\n");
+  EXPECT_NE(measured_vs_predicted_text(MemoryPrediction{}, 1024).find("n/a (nothing predicted)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardscope::engine
