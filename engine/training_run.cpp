@@ -19,6 +19,9 @@
 #include "engine/engine.hpp"
 #include "engine/environment.hpp"
 #include "engine/models/weight_loader.hpp"
+#include "engine/checkpoint_files.hpp"
+#include "engine/memory_prediction.hpp"
+#include "engine/model_flops_profile.hpp"
 #include "engine/training_telemetry.hpp"
 #include "profiler/cupti_activity.hpp"
 
@@ -150,6 +153,36 @@ class ProfiledWindow {
   std::unique_ptr<profiler::CuptiActivityCollector> collector_;
 };
 
+// DeepSpeed's print_model_profile for the profiled step (rank 0), to flops_profiler.output_file
+// when the config names one, else to the log.
+void report_flops_profile(const TrainRunOptions& o, const configs::ResolvedConfig& config, const Engine& engine,
+                          TrainingTelemetry& telemetry) {
+  const auto& t = engine.last_phase_times();
+  const double micro_steps = static_cast<double>(engine.gradient_accumulation_steps());
+  const bool timed = config.wall_clock_breakdown;  // CUDA-event timers; otherwise only the host forward time
+  const std::string report =
+      model_flops_report(o.model, config.batch.train_micro_batch_size_per_gpu, config.flops_profiler,
+                         engine.world_size(), t.forward_ms / micro_steps, timed ? t.backward_ms / micro_steps : -1.0,
+                         timed ? t.step_ms : -1.0);
+  if (const auto& file = config.flops_profiler.output_file) {
+    write_file_atomically(*file, std::vector<char>(report.begin(), report.end()));
+    telemetry.log_line("[Rank 0] flops profile of step " + std::to_string(engine.global_steps()) + " written to " + *file);
+  } else {
+    telemetry.log_line(report);
+  }
+}
+
+// The estimator's prediction for this very run beside what it measured (rank 0, at the end).
+void report_memory(const TrainRunOptions& o, const configs::ResolvedConfig& config, const Engine& engine,
+                   bool checkpointing, TrainingTelemetry& telemetry) {
+  const auto prediction = predict_memory(config, o.model, engine.world_size(), checkpointing);
+  std::string text = measured_vs_predicted_text(prediction, sample_memory(engine).peak);
+  if (!engine.options().device.is_cuda())
+    text += "\n(on the CPU the measured figure counts the engine's tensors only, not activations: compare it "
+            "with the model states)";
+  telemetry.log_line(text);
+}
+
 }  // namespace
 
 double training_flops_per_sample(const ModelSpec& spec, double parameters) {
@@ -229,6 +262,8 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
     const double loss = loss_sum / static_cast<double>(engine.gradient_accumulation_steps());
     telemetry.end_step(engine, outcome, loss, tokens);
     if (profiled) profiled->after_step(engine.global_steps());
+    if (config.flops_profiler.enabled && engine.global_steps() == config.flops_profiler.profile_step && rank == 0)
+      report_flops_profile(o, config, engine, telemetry);
     result.final_loss = loss;
     ++result.steps_done;
     const bool last = engine.global_steps() >= o.steps;
@@ -240,6 +275,7 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   result.skipped_steps = engine.skipped_steps();
   result.tokens_per_second = telemetry.tokens_per_second();
   profiled.reset();
+  if (rank == 0) report_memory(o, config, engine, model->activation_checkpointing(), telemetry);
   result.session_uid = telemetry.finish(result.wall_seconds, engine);
   if (comm) {
     // No rank leaves while another still talks to rank 0's store (NCCL's heartbeat polls it).

@@ -16,6 +16,7 @@
 #endif
 
 #include "engine/environment.hpp"
+#include "engine/peak_flops.hpp"
 #include "sessions/event_sink.hpp"
 #include "sessions/events.hpp"
 
@@ -141,6 +142,12 @@ void TrainingTelemetry::start(const Engine& engine, double flops_per_sample) {
   start.world_size = 1;
   start.ranks.push_back({rank_, 0, host_name(), static_cast<std::int64_t>(::getpid()),
                          engine.options().device.str()});
+  if (engine.options().device.is_cuda()) {
+    if (const auto peak = datasheet_peak(start.environment, config_json_)) {
+      start.peak_tflops_per_gpu = peak->tflops;
+      start.tags.push_back("mfu peak " + peak->source);
+    }
+  }
   sink_->send(start);
 }
 

@@ -8,6 +8,7 @@
 
 #include "configs/config_document.hpp"
 #include "configs/config_validator.hpp"
+#include "engine/peak_flops.hpp"
 #include "configs/diagnostic.hpp"
 #include "configs/resolved_json.hpp"
 #include "engine/environment.hpp"
@@ -50,6 +51,12 @@ sessions::RunStart make_run_start(const LaunchRequest& request, const LaunchPlan
   start.world_size = static_cast<int>(plan.ranks.size());
   const std::string host = host_name();
   for (const auto& r : started) start.ranks.push_back({r.rank, r.local_rank, host, r.pid, r.device});
+  if (!plan.cpu) {
+    if (const auto peak = datasheet_peak(environment, config_json)) {
+      start.peak_tflops_per_gpu = peak->tflops;
+      start.tags.push_back("mfu peak " + peak->source);
+    }
+  }
   return start;
 }
 
