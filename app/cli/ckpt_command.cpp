@@ -192,6 +192,9 @@ std::string choose_tag(const ParsedArgs& p, const std::string& dir) {
   if (!p.value("tag")) {
     if (latest.empty())
       throw UsageError("'" + dir + "' has no latest file: choose a tag with --tag (" + join(tags) + ")");
+    if (std::find(tags.begin(), tags.end(), latest) == tags.end())
+      throw UsageError(dir + "/latest names '" + latest + "', which is not a tag here: choose one with --tag (" +
+                       join(tags) + ")");
     return latest;
   }
   const std::string tag = *p.value("tag");
