@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "engine/zero/partition_layout.hpp"
+#include "engine/zero/partitioned_init.hpp"
 
 namespace shardscope::engine {
 
@@ -17,8 +18,10 @@ std::vector<ParameterSlot> FlatParameters::collect_slots(torch::nn::Module& modu
     ParameterSlot slot;
     slot.name = item.key();
     slot.param = p;
-    slot.numel = p.numel();
-    slot.shape = p.sizes().vec();
+    // A parameter released by PartitionedInit is empty; its true shape is in the registry.
+    slot.shape = partitioned_shape(p).value_or(p.sizes().vec());
+    slot.numel = 1;
+    for (auto d : slot.shape) slot.numel *= d;
     slots.push_back(std::move(slot));
   }
   TORCH_CHECK(!slots.empty(), "the model has no trainable parameters");

@@ -23,6 +23,7 @@
 #include "engine/memory_prediction.hpp"
 #include "engine/model_flops_profile.hpp"
 #include "engine/training_telemetry.hpp"
+#include "engine/zero/partitioned_init.hpp"
 #include "profiler/cupti_activity.hpp"
 
 namespace shardscope::engine {
@@ -213,7 +214,20 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   }
 
   torch::manual_seed(o.seed);
-  auto model = build_model(o.model);
+  std::shared_ptr<TrainableModel> model;
+  {
+    // ZeRO stage 3 on several ranks builds the model partitioned (zero.Init): never whole on a
+    // rank. Weights loaded from a file need the whole tensors, so that path builds it whole.
+    std::unique_ptr<PartitionedInit> partitioned;
+    if (config.zero.stage == 3 && world > 1 && !o.weights_path) {
+      const auto precision = config.precision();
+      const torch::Dtype dtype = precision == configs::PrecisionMode::kBf16   ? torch::kBFloat16
+                                 : precision == configs::PrecisionMode::kFp16 ? torch::kFloat16
+                                                                              : torch::kFloat32;
+      partitioned = std::make_unique<PartitionedInit>(rank, world, dtype, device);
+    }
+    model = build_model(o.model);
+  }
   // Like a DeepSpeed model that wraps its blocks in deepspeed.checkpointing.checkpoint when the
   // config has an activation_checkpointing block, the built-in models recompute each block then.
   if (loaded.activation_checkpointing_block) model->set_activation_checkpointing(true);

@@ -105,17 +105,22 @@ Gpt2Model::Gpt2Model(const TransformerOptions& options) : options_(options) {
   torch::NoGradGuard no_grad;
   wte_->weight.normal_(0.0, init_std);
   wpe_->weight.normal_(0.0, init_std);
+  layer_built(*wte_);
+  layer_built(*wpe_);
   torch::nn::ModuleList h;
   for (long long i = 0; i < s.layers; ++i) {
     blocks_.push_back(std::make_shared<Gpt2Block>(options_, proj_std));
     h->push_back(blocks_.back());
+    layer_built(*blocks_.back());
   }
   transformer_->register_module("h", h);
   ln_f_ = transformer_->register_module(
       "ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({s.hidden}).eps(options_.norm_eps)));
+  layer_built(*ln_f_);
   if (!s.tied_embeddings) {
     lm_head_ = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(s.hidden, s.vocab).bias(false)));
     lm_head_->weight.normal_(0.0, init_std);
+    layer_built(*lm_head_);
   }
 }
 

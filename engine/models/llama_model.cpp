@@ -132,15 +132,20 @@ LlamaModel::LlamaModel(const TransformerOptions& options) : options_(options) {
     torch::NoGradGuard no_grad;
     embed_tokens_->weight.normal_(0.0, options_.initializer_range);
   }
+  layer_built(*embed_tokens_);
   torch::nn::ModuleList layers;
   for (long long i = 0; i < s.layers; ++i) {
     blocks_.push_back(std::make_shared<LlamaBlock>(options_));
     layers->push_back(blocks_.back());
+    layer_built(*blocks_.back());
   }
   model_->register_module("layers", layers);
   norm_ = model_->register_module("norm", std::make_shared<RmsNorm>(s.hidden, options_.norm_eps));
-  if (!s.tied_embeddings)
+  layer_built(*norm_);
+  if (!s.tied_embeddings) {
     lm_head_ = register_module("lm_head", make_linear(s.hidden, s.vocab, false, options_.initializer_range));
+    layer_built(*lm_head_);
+  }
 }
 
 std::vector<ModelLayer> LlamaModel::layers() {

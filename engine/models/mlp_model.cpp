@@ -21,6 +21,7 @@ MlpModel::MlpModel(const MlpOptions& options) {
     list->push_back(linears_.back());
   }
   register_module("layers", list);
+  for (auto& linear : linears_) layer_built(*linear);
 }
 
 std::vector<ModelLayer> MlpModel::layers() {

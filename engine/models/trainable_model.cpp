@@ -3,6 +3,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 
+#include "engine/zero/partitioned_init.hpp"
+
 namespace shardscope::engine {
 namespace {
 
@@ -90,6 +92,10 @@ torch::Tensor checkpointed_call(const LayerFunction& fn, const torch::Tensor& in
   state->autocast_enabled = at::autocast::is_autocast_enabled(state->device_type);
   state->autocast_dtype = at::autocast::get_autocast_dtype(state->device_type);
   return CheckpointFunction::apply(input, at::TensorList(state->parameters), state);
+}
+
+void TrainableModel::layer_built(torch::nn::Module& layer) {
+  if (auto* init = PartitionedInit::current()) init->partition_layer(layer);
 }
 
 torch::Tensor TrainableModel::run_layer(std::size_t index, torch::nn::Module& module, const torch::Tensor& input,

@@ -59,6 +59,9 @@ class TrainableModel : public torch::nn::Module {
   void set_layer_hooks(std::shared_ptr<LayerHooks> hooks) { hooks_ = std::move(hooks); }
 
  protected:
+  /// A constructor calls this right after building each entry of layers(): under a
+  /// PartitionedInit scope (zero.Init) the layer's parameters are partitioned and released at once.
+  void layer_built(torch::nn::Module& layer);
   /// Runs layer `index` of layers() as `fn(input)` between the hooks; with activation
   /// checkpointing on, in grad mode and `checkpointable`, through checkpointed_call.
   /// `module` is that layer's module (whose parameters a recomputation differentiates).

@@ -2,6 +2,8 @@
 // The stage-3 gather/release half lives in zero_gather.cpp.
 #include "engine/zero/zero_runtime.hpp"
 
+#include "engine/zero/partitioned_init.hpp"
+
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
@@ -34,6 +36,9 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
   const auto fp32 = options.dtype(torch::kFloat32);
   const int world = world_size(), me = rank();
   if (settings_.stage <= 2) {
+    for (const auto& slot : slots_)
+      TORCH_CHECK(!partitioned_shape(slot.param), "parameter '", slot.name,
+                  "' was built under PartitionedInit, which only ZeRO stage 3 can train from");
     flat_ = std::make_unique<FlatParameters>(slots_, *layout_, dtype_, device_, settings_.stage <= 1);
     slots_ = flat_->slots();
   }
@@ -54,6 +59,14 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
     for (const auto& g : layout_->groups()) {
       const auto chunk = g.chunk(world);
       torch::Tensor whole;
+      if (!flat_) {  // built under PartitionedInit: the chunk exists already, the whole never did
+        if (auto kept = take_partitioned_chunk(slots_[g.slots.front()].param, world)) {
+          TORCH_CHECK(kept->numel() == chunk, "partitioned chunk of '", g.name, "' has ", kept->numel(),
+                      " elements, the layout expects ", chunk);
+          optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(*kept);
+          continue;
+        }
+      }
       if (flat_) {
         whole = flat_->params().narrow(0, g.flat_offset, g.padded_numel);
       } else {  // stage 3: assemble the group once to cut this rank's chunk out of it

@@ -9,6 +9,7 @@
 #include "engine/data/sample_dataset.hpp"
 #include "engine/engine.hpp"
 #include "engine/gathered_parameters.hpp"
+#include "engine/zero/partitioned_init.hpp"
 #include "tests/engine/engine_test_support.hpp"
 #include "tests/engine/rank_threads.hpp"
 #include "tests/engine/temp_dir.hpp"
@@ -207,6 +208,35 @@ TEST(Zero, InitializeReturnsTheDataLoaderOfThisRank) {
     EXPECT_EQ(result.lr_scheduler, &result.engine->lr_scheduler());
     EXPECT_EQ(result.engine->rank(), rank);
   });
+}
+
+// zero.Init's counterpart: each rank builds the model partitioned, so no rank ever holds more than
+// one layer whole, and training matches one rank that built the model whole from the same seed.
+TEST(Zero, PartitionedConstructionNeverHoldsTheWholeModel) {
+  const auto reference = single_rank_losses(10);
+  std::mutex build;
+  std::vector<double> losses;
+  run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+    std::shared_ptr<TrainableModel> model;
+    std::int64_t peak = 0, partitioned = 0;
+    {
+      std::lock_guard<std::mutex> lock(build);  // torch's default generator is global
+      PartitionedInit init(rank, 2, torch::kFloat32, torch::kCPU);
+      model = tiny_model(ModelKind::kGpt2);
+      peak = init.peak_whole_numel();
+      partitioned = init.partitioned_numel();
+    }
+    for (const auto& p : model->parameters()) EXPECT_EQ(p.numel(), 0) << "a whole parameter after construction";
+    EXPECT_GT(partitioned, 0);
+    EXPECT_LT(peak, partitioned / 2) << "more than one layer was whole at once";
+    EngineOptions options;
+    options.communicator = comm;
+    Engine engine(model, resolved_config(config_json(3, kGlobalBatch / 2, 1)), options);
+    EXPECT_EQ(engine.parameter_count(), partitioned);
+    auto l = train(engine, 0, 10);
+    if (rank == 0) losses = l;
+  });
+  expect_close(losses, reference, "partitioned construction");
 }
 
 TEST(Zero, NoSyncIsRefusedWhereGradientsArePartitioned) {
