@@ -25,26 +25,17 @@
 #include "estimator/safetensors_header.hpp"
 #include "tests/app/cli_process.hpp"
 #include "tests/engine/temp_dir.hpp"
+#include "tests/process_helpers.hpp"
 
 namespace shardscope::testing {
 namespace {
+
+using test::free_port;
 
 using Json = nlohmann::json;
 using Weights = std::map<std::string, torch::Tensor>;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 std::int64_t file_size(const std::string& path) {
   struct stat st {};

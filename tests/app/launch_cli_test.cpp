@@ -24,11 +24,15 @@
 #include "sessions/store.hpp"
 #include "tests/app/cli_process.hpp"
 #include "tests/engine/temp_dir.hpp"
+#include "tests/process_helpers.hpp"
 
 extern char** environ;
 
 namespace shardscope::testing {
 namespace {
+
+using test::free_port;
+using test::process_gone;
 
 using Clock = std::chrono::steady_clock;
 
@@ -39,32 +43,6 @@ std::string slurp(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
-// Dead: no such process, or a zombie. Waits up to 3 s.
-bool process_gone(pid_t pid) {
-  const auto deadline = Clock::now() + std::chrono::seconds(3);
-  while (Clock::now() < deadline) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) return true;
-    const auto paren = line.rfind(')');
-    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z') return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
 }
 
 // `shardscope` running in the background, its output in files the test can watch.

@@ -20,39 +20,17 @@
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 #include "tests/engine/temp_dir.hpp"
+#include "tests/process_helpers.hpp"
 
 namespace shardscope::engine::launcher {
 namespace {
 
+using test::free_port;
+using test::process_gone;
+
 using Clock = std::chrono::steady_clock;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
-// Dead: no such process, or a zombie nobody has reaped yet. Waits up to 2 s for a SIGKILL to land.
-bool process_gone(pid_t pid) {
-  const auto deadline = Clock::now() + std::chrono::seconds(2);
-  while (Clock::now() < deadline) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) return true;
-    const auto close_paren = line.rfind(')');
-    if (close_paren != std::string::npos && close_paren + 2 < line.size() && line[close_paren + 2] == 'Z') return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
 
 class LauncherProcess : public ::testing::Test {
  protected:
