@@ -81,7 +81,8 @@ CheckpointShards::CheckpointShards(const std::string& dir, const std::string& ta
   info_.global_samples = entry(s, "global_samples", where).toInt();
   info_.skipped_steps = entry(s, "skipped_steps", where).toInt();
   info_.ds_version = entry(s, "ds_version", where).toStringRef();
-  for (const c10::IValue name : entry(s, "param_names", where).toList()) info_.names.push_back(name.toStringRef());
+  const auto names = entry(s, "param_names", where).toList();
+  for (std::size_t i = 0; i < names.size(); ++i) info_.names.push_back(names.get(i).toStringRef());
   const auto shapes = entry(s, "param_shapes", where).toGenericDict();
   for (const auto& name : info_.names) {
     auto it = shapes.find(name);

@@ -222,18 +222,20 @@ std::vector<int> Communicator::ranks_behind(std::int64_t step) const {
 }
 
 // One place builds a handle so that every collective is timed and named the same way.
-#define SHARDSCOPE_NEW_HANDLE(op_name, byte_count)     \
-  CommHandle handle;                                   \
-  handle.state_ = std::make_shared<CommHandle::State>(); \
-  handle.state_->owner = this;                         \
-  handle.state_->op = op_name;                         \
-  handle.state_->tag = tag;                            \
-  handle.state_->bytes = byte_count;                   \
-  handle.state_->issued = Clock::now()
+CommHandle Communicator::new_handle(const char* op, std::int64_t bytes, const std::string& tag) {
+  CommHandle handle;
+  handle.state_ = std::make_shared<CommHandle::State>();
+  handle.state_->owner = this;
+  handle.state_->op = op;
+  handle.state_->tag = tag;
+  handle.state_->bytes = bytes;
+  handle.state_->issued = Clock::now();
+  return handle;
+}
 
 CommHandle Communicator::all_reduce(torch::Tensor tensor, ReduceOp op, const std::string& tag) {
   TORCH_CHECK(tensor.is_contiguous(), "all_reduce needs a contiguous tensor");
-  SHARDSCOPE_NEW_HANDLE("all_reduce", nbytes(tensor));
+  CommHandle handle = new_handle("all_reduce", nbytes(tensor), tag);
   std::vector<at::Tensor> tensors{tensor};
   c10d::AllreduceOptions opts;
   opts.reduceOp = to_c10d(op);
@@ -249,7 +251,7 @@ CommHandle Communicator::reduce_scatter(torch::Tensor output, torch::Tensor inpu
   TORCH_CHECK(input.is_contiguous() && output.is_contiguous(), "reduce_scatter needs contiguous tensors");
   TORCH_CHECK(input.numel() == output.numel() * world_size(), "reduce_scatter: input has ", input.numel(),
               " elements, expected world_size x ", output.numel());
-  SHARDSCOPE_NEW_HANDLE("reduce_scatter", nbytes(input));
+  CommHandle handle = new_handle("reduce_scatter", nbytes(input), tag);
   try {
     if (impl_->has_reduce_scatter_base) {
       try {
@@ -278,7 +280,7 @@ CommHandle Communicator::all_gather(torch::Tensor output, torch::Tensor input, c
   TORCH_CHECK(input.is_contiguous() && output.is_contiguous(), "all_gather needs contiguous tensors");
   TORCH_CHECK(output.numel() == input.numel() * world_size(), "all_gather: output has ", output.numel(),
               " elements, expected world_size x ", input.numel());
-  SHARDSCOPE_NEW_HANDLE("all_gather", nbytes(output));
+  CommHandle handle = new_handle("all_gather", nbytes(output), tag);
   try {
     if (impl_->has_allgather_base) {
       try {
@@ -302,7 +304,7 @@ CommHandle Communicator::all_gather(torch::Tensor output, torch::Tensor input, c
 
 CommHandle Communicator::broadcast(torch::Tensor tensor, int root, const std::string& tag) {
   TORCH_CHECK(tensor.is_contiguous(), "broadcast needs a contiguous tensor");
-  SHARDSCOPE_NEW_HANDLE("broadcast", nbytes(tensor));
+  CommHandle handle = new_handle("broadcast", nbytes(tensor), tag);
   std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions opts;
   opts.rootRank = root;
@@ -313,8 +315,6 @@ CommHandle Communicator::broadcast(torch::Tensor tensor, int root, const std::st
   }
   return handle;
 }
-
-#undef SHARDSCOPE_NEW_HANDLE
 
 void Communicator::barrier() {
   if (world_size() == 1) return;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <torch/types.h>
 
@@ -125,6 +126,7 @@ class Communicator {
  private:
   struct Impl;
   friend class CommHandle;
+  CommHandle new_handle(const char* op, std::int64_t bytes, const std::string& tag);
   /// Throws CommTimeout for a failed collective, naming it and the ranks behind this one.
   [[noreturn]] void fail(const std::string& op, std::int64_t bytes, const std::string& tag,
                          const std::string& cause) const;

@@ -1,12 +1,11 @@
 #include "engine/engine.hpp"
 
-#include "engine/gathered_parameters.hpp"
-
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <mutex>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 
 #include <ATen/autocast_mode.h>
 
@@ -15,11 +14,10 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
-#include "profiler/comm_bandwidth.hpp"
-#include "profiler/nvtx_ranges.hpp"
-
 #include "kernels/cpu_norm.hpp"
 #include "kernels/cpu_unscale.hpp"
+#include "profiler/comm_bandwidth.hpp"
+#include "profiler/nvtx_ranges.hpp"
 
 namespace shardscope::engine {
 namespace {
@@ -472,36 +470,6 @@ InitializeResult initialize(std::shared_ptr<TrainableModel> model, const configs
   result.optimizer = &result.engine->optimizer();
   result.lr_scheduler = &result.engine->lr_scheduler();
   return result;
-}
-
-}  // namespace shardscope::engine
-
-namespace shardscope::engine {
-
-GatheredParameters::GatheredParameters(Engine& engine, std::optional<int> modifier_rank)
-    : engine_(engine), modifier_rank_(modifier_rank) {
-  if (modifier_rank_ && (*modifier_rank_ < 0 || *modifier_rank_ >= engine_.world_size()))
-    throw std::invalid_argument("GatheredParameters: modifier rank " + std::to_string(*modifier_rank_) +
-                                " is not a rank of this world of " + std::to_string(engine_.world_size()));
-  engine_.zero().gather_all();
-}
-
-GatheredParameters::~GatheredParameters() {
-  try {
-    close();
-  } catch (const std::exception& e) {
-    std::cerr << "GatheredParameters: " << e.what() << std::endl;
-  }
-}
-
-void GatheredParameters::close() {
-  if (!open_) return;
-  open_ = false;
-  if (modifier_rank_) {
-    engine_.zero().scatter_from_gathered(*modifier_rank_);
-    engine_.refresh_master_from_weights();
-  }
-  engine_.zero().release_all();
 }
 
 }  // namespace shardscope::engine

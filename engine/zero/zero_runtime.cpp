@@ -2,13 +2,12 @@
 // The stage-3 gather/release half lives in zero_gather.cpp.
 #include "engine/zero/zero_runtime.hpp"
 
-#include "engine/zero/partitioned_init.hpp"
-
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <unordered_map>
 
+#include "engine/zero/partitioned_init.hpp"
 
 namespace shardscope::engine {
 
