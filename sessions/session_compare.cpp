@@ -62,24 +62,6 @@ const SummaryField kSummaryFields[] = {
     {"wall_time_s", true, [](const SessionSummary& s) { return s.info.wall_time_s; }},
 };
 
-std::vector<SummaryDelta> summary_deltas(const std::vector<SessionSummary>& sessions) {
-  std::vector<SummaryDelta> rows;
-  for (const auto& field : kSummaryFields) {
-    SummaryDelta row;
-    row.field = field.name;
-    row.lower_is_better = field.lower_is_better;
-    for (const auto& s : sessions) row.values.push_back(field.get(s));
-    const auto& base = row.values.front();
-    for (const auto& v : row.values) {
-      row.delta.push_back(base && v ? std::optional<double>(*v - *base) : std::nullopt);
-      row.delta_percent.push_back(base && v && *base != 0 ? std::optional<double>(100 * (*v - *base) / std::fabs(*base))
-                                                          : std::nullopt);
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 Leaves environment_leaves(const SessionDetail& d) {
   Leaves leaves;
   if (d.environment) flatten(report_to_json(*d.environment), "", leaves);
@@ -114,6 +96,25 @@ void check_ids(const std::vector<std::int64_t>& ids) {
 }
 
 }  // namespace
+
+std::vector<SummaryDelta> summary_deltas(const std::vector<SessionSummary>& sessions) {
+  std::vector<SummaryDelta> rows;
+  if (sessions.empty()) return rows;
+  for (const auto& field : kSummaryFields) {
+    SummaryDelta row;
+    row.field = field.name;
+    row.lower_is_better = field.lower_is_better;
+    for (const auto& s : sessions) row.values.push_back(field.get(s));
+    const auto& base = row.values.front();
+    for (const auto& v : row.values) {
+      row.delta.push_back(base && v ? std::optional<double>(*v - *base) : std::nullopt);
+      row.delta_percent.push_back(base && v && *base != 0 ? std::optional<double>(100 * (*v - *base) / std::fabs(*base))
+                                                          : std::nullopt);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
 
 Leaves flatten_json_text(const std::string& json_text) {
   Leaves out;

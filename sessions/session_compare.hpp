@@ -64,6 +64,10 @@ struct SessionComparison {
 SessionComparison compare_sessions(Store& store, const std::vector<std::int64_t>& session_ids,
                                    const CompareOptions& options = {});
 
+/// The summary rows of compare_sessions for `sessions` in order (the first is the baseline):
+/// each quantity with its values, deltas and direction. Also for summaries read from several files.
+std::vector<SummaryDelta> summary_deltas(const std::vector<SessionSummary>& sessions);
+
 /// Flattens JSON text into (path, value) leaves: objects join keys with '.', arrays add "[i]",
 /// strings lose their quotes, other scalars keep their JSON spelling. Throws on invalid JSON.
 std::vector<std::pair<std::string, std::string>> flatten_json_text(const std::string& json_text);

@@ -54,43 +54,6 @@ Leaves environment_leaves(const ss::SessionDetail& d) {
   return leaves;
 }
 
-struct SummaryField {
-  const char* name;
-  bool lower_is_better;
-  std::optional<double> (*get)(const ss::SessionSummary&);
-};
-
-template <typename T>
-std::optional<double> as_double(const std::optional<T>& v) {
-  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
-}
-
-std::optional<double> max_peak_memory(const ss::SessionSummary& s) {
-  std::optional<double> best;
-  for (const auto& m : s.memory)
-    if (m.peak_bytes && (!best || *m.peak_bytes > *best)) best = static_cast<double>(*m.peak_bytes);
-  return best;
-}
-
-// The rows and directions of sessions::compare_sessions (session_compare.cpp); the equality of
-// both is checked by tests/gui/sessions_page_test.cpp on sessions that share a file.
-const SummaryField kSummaryFields[] = {
-    {"median_step_ms", true, [](const ss::SessionSummary& s) { return s.median_step_ms; }},
-    {"p90_step_ms", true, [](const ss::SessionSummary& s) { return s.p90_step_ms; }},
-    {"samples_per_s", false, [](const ss::SessionSummary& s) { return s.samples_per_s; }},
-    {"tokens_per_s", false, [](const ss::SessionSummary& s) { return s.tokens_per_s; }},
-    {"tflops_per_gpu", false, [](const ss::SessionSummary& s) { return s.tflops_per_gpu; }},
-    {"mfu", false, [](const ss::SessionSummary& s) { return s.mfu; }},
-    {"max_peak_memory_bytes", true, max_peak_memory},
-    {"final_loss", true, [](const ss::SessionSummary& s) { return s.final_loss; }},
-    {"best_loss", true, [](const ss::SessionSummary& s) { return s.best_loss; }},
-    {"skipped_steps", true, [](const ss::SessionSummary& s) { return std::optional<double>(s.skipped_steps); }},
-    {"comm_time_s", true, [](const ss::SessionSummary& s) { return s.comm_time_s; }},
-    {"comm_fraction", true, [](const ss::SessionSummary& s) { return s.comm_fraction; }},
-    {"steps", false, [](const ss::SessionSummary& s) { return std::optional<double>(s.steps); }},
-    {"wall_time_s", true, [](const ss::SessionSummary& s) { return as_double(s.info.wall_time_s); }},
-};
-
 void compare_in_one_file(const std::vector<SessionRef>& refs, std::int64_t warmup, Comparison& out) {
   ss::Store store = open_reader(refs.front().file);
   std::vector<std::int64_t> ids;
@@ -138,7 +101,7 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
     for (const auto& r : refs) raw.sessions.push_back(series_of(ss::load_timer_curve(*stores[r.file], r.id, name)));
     out.curves.push_back(std::move(raw));
   }
-  out.summary = summary_deltas(out.summaries);
+  out.summary = ss::summary_deltas(out.summaries);
   out.config_diff = ss::diff_documents(configs, false);
   out.environment_diff = ss::diff_documents(environments, false);
 }
@@ -163,25 +126,6 @@ const std::vector<ss::Metric>& compared_metrics() {
       ss::Metric::kLoss,       ss::Metric::kLr,     ss::Metric::kLossScale, ss::Metric::kGradNorm,
       ss::Metric::kTokensPerS, ss::Metric::kTflops, ss::Metric::kMemPeak,   ss::Metric::kStepTime};
   return metrics;
-}
-
-std::vector<ss::SummaryDelta> summary_deltas(const std::vector<ss::SessionSummary>& summaries) {
-  std::vector<ss::SummaryDelta> rows;
-  if (summaries.empty()) return rows;
-  for (const auto& field : kSummaryFields) {
-    ss::SummaryDelta row;
-    row.field = field.name;
-    row.lower_is_better = field.lower_is_better;
-    for (const auto& s : summaries) row.values.push_back(field.get(s));
-    const auto& base = row.values.front();
-    for (const auto& v : row.values) {
-      row.delta.push_back(base && v ? std::optional<double>(*v - *base) : std::nullopt);
-      row.delta_percent.push_back(base && v && *base != 0 ? std::optional<double>(100 * (*v - *base) / std::fabs(*base))
-                                                          : std::nullopt);
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
 }
 
 Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps) {

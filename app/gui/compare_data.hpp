@@ -57,9 +57,6 @@ const std::vector<sessions::Metric>& compared_metrics();
 /// Compares `refs` in order (the first is the baseline); never throws (errors land in `error`).
 Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps = 0);
 
-/// The summary rows of compare_sessions, for summaries read from different files.
-std::vector<sessions::SummaryDelta> summary_deltas(const std::vector<sessions::SessionSummary>& summaries);
-
 struct PlotOptions {
   sessions::Smoothing smoothing;
   std::size_t buckets = 1000;  ///< min/max buckets per curve (about one per pixel column)
