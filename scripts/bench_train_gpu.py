@@ -42,6 +42,16 @@ def flops_per_token(params, layers, hidden, seq_len):
     return 6 * params + 12 * layers * hidden * seq_len  # PaLM appendix B
 
 
+def session_result(cli, db, name, warmup):
+    """(tokens/s over all ranks, max peak bytes over the ranks, final loss) of session `name`,
+    from `shardscope sessions show --json` with the first `warmup` steps left out."""
+    show = subprocess.run([cli, "sessions", "show", name, "--db", db, "--json", "--warmup", str(warmup)],
+                          check=True, capture_output=True, text=True)
+    summary = json.loads(show.stdout)["summary"]
+    peak = max((m.get("peak_bytes") or 0) for m in summary["memory"])
+    return summary["tokens_per_s"], peak, summary.get("final_loss")
+
+
 def run_ours(args, workdir):
     config = {
         "train_micro_batch_size_per_gpu": args.micro_batch,
@@ -61,11 +71,7 @@ def run_ours(args, workdir):
            "--name", "bench-gpt2"]
     print("ours:", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    show = subprocess.run([args.cli, "sessions", "show", "bench-gpt2", "--db", db, "--json", "--warmup",
-                           str(args.warmup)], check=True, capture_output=True, text=True)
-    summary = json.loads(show.stdout)["summary"]
-    peak = max((m.get("peak_bytes") or 0) for m in summary["memory"])
-    return summary["tokens_per_s"], peak, summary.get("final_loss")
+    return session_result(args.cli, db, "bench-gpt2", args.warmup)
 
 
 def main():

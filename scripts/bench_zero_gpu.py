@@ -20,7 +20,7 @@ import tempfile
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "bench"))
-from bench_train_gpu import flops_per_token, matmul_peak_tflops  # noqa: E402
+from bench_train_gpu import flops_per_token, matmul_peak_tflops, session_result  # noqa: E402
 from zero_peers import run_peer  # noqa: E402
 
 PEERS = {0: "ddp", 1: "zero1", 2: "fsdp2", 3: "fsdp2-reshard"}
@@ -49,11 +49,8 @@ def run_ours(args, stage, workdir, port):
            "--vocab", str(args.vocab), "--steps", str(args.steps), "--device", "cuda"]
     print("ours:", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    show = subprocess.run([args.cli, "sessions", "show", name, "--db", db, "--json", "--warmup", str(args.warmup)],
-                          check=True, capture_output=True, text=True)
-    summary = json.loads(show.stdout)["summary"]
-    peak = max((m.get("peak_bytes") or 0) for m in summary["memory"])
-    return summary["tokens_per_s"] / args.gpus, peak, summary.get("final_loss")
+    tokens_per_s, peak, loss = session_result(args.cli, db, name, args.warmup)
+    return tokens_per_s / args.gpus, peak, loss
 
 
 def main():
