@@ -115,7 +115,6 @@ class Communicator {
   /// Called with every finished collective while set (the comms logger); timing a collective on
   /// CUDA then synchronizes the device, as DeepSpeed's timed collectives do.
   void set_observer(std::function<void(const CollectiveRecord&)> observer) { observer_ = std::move(observer); }
-  bool has_observer() const { return static_cast<bool>(observer_); }
 
   /// Publishes this rank's progress (the engine calls it once per step) so that a timeout message
   /// can say which ranks had not reached this step.

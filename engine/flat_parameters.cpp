@@ -1,6 +1,5 @@
 #include "engine/flat_parameters.hpp"
 
-#include <limits>
 #include <unordered_set>
 
 #include "engine/zero/partition_layout.hpp"
@@ -26,17 +25,6 @@ std::vector<ParameterSlot> FlatParameters::collect_slots(torch::nn::Module& modu
   }
   TORCH_CHECK(!slots.empty(), "the model has no trainable parameters");
   return slots;
-}
-
-FlatParameters::FlatParameters(torch::nn::Module& module, torch::Dtype dtype, torch::Device device,
-                               std::int64_t pad_to) {
-  TORCH_CHECK(pad_to >= 1, "FlatParameters: pad_to must be >= 1, got ", pad_to);
-  auto slots = collect_slots(module);
-  std::vector<std::int64_t> numels;
-  for (const auto& slot : slots) numels.push_back(slot.numel);
-  // One group padded to pad_to: the layout of a single bucket.
-  const auto layout = PartitionLayout::buckets(numels, std::numeric_limits<std::int64_t>::max(), static_cast<int>(pad_to));
-  *this = FlatParameters(std::move(slots), layout, dtype, device, true);
 }
 
 FlatParameters::FlatParameters(std::vector<ParameterSlot> slots, const PartitionLayout& layout, torch::Dtype dtype,

@@ -25,11 +25,6 @@ struct ParameterSlot {
 
 class FlatParameters {
  public:
-  /// Moves the trainable parameters of `module` (shared ones once) to `device` and `dtype` and
-  /// into one buffer whose length is padded up to a multiple of `pad_to` (the data-parallel world
-  /// size, so partitions are equal slices).
-  FlatParameters(torch::nn::Module& module, torch::Dtype dtype, torch::Device device,
-                 std::int64_t pad_to = 1);
   /// Places `slots` (from collect_slots) where `layout` puts them, converted to `dtype` on
   /// `device`; with `with_grads`, each .grad becomes a view into a flat gradient buffer too.
   FlatParameters(std::vector<ParameterSlot> slots, const PartitionLayout& layout, torch::Dtype dtype,
