@@ -1,7 +1,12 @@
 #include "engine/communicator.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -97,7 +102,30 @@ struct Communicator::Impl {
   c10::intrusive_ptr<c10d::Backend> backend;
   bool nccl = false;
   bool has_reduce_scatter_base = true, has_allgather_base = true;
+
+  // Progress for other ranks' timeout messages: written on the issuing path (an atomic and a
+  // short lock), published to the store by `reporter` only.
+  std::atomic<std::int64_t> issued{0}, step{-1};
+  std::mutex latest_mutex;
+  std::string latest;  ///< the latest collective issued, as "op (tag)"
+  std::thread reporter;
+  std::mutex reporter_mutex;
+  std::condition_variable reporter_wake;
+  bool reporter_stop = false;
 };
+
+namespace {
+
+std::string progress_key(int rank) { return "progress/" + std::to_string(rank); }
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string describe(const std::string& op, const std::string& tag) { return tag.empty() ? op : op + " (" + tag + ")"; }
+
+}  // namespace
 
 struct CommHandle::State {
   c10::intrusive_ptr<c10d::Work> work;
@@ -106,6 +134,7 @@ struct CommHandle::State {
   std::int64_t bytes = 0;
   Clock::time_point issued;
   std::function<void()> after;  ///< completes a fallback (copies this rank's chunk)
+  std::int64_t sequence = 0;    ///< this rank's number for the collective (the same on every rank)
   bool done = false;
 };
 
@@ -117,7 +146,7 @@ void CommHandle::wait() {
   try {
     if (s.work) s.work->wait(c.options_.timeout);
   } catch (const std::exception& e) {
-    c.fail(s.op, s.bytes, s.tag, e.what());
+    c.fail(s.op, s.bytes, s.tag, s.sequence, e.what());
   }
   if (s.after) s.after();
   if (c.observer_) {
@@ -174,51 +203,105 @@ Communicator::Communicator(c10::intrusive_ptr<c10d::Store> store, const Communic
     impl_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options_.rank,
                                                                   options_.world_size, gloo_options);
   }
+  if (options_.world_size > 1) {
+    publish_progress();
+    // Often enough that a report is fresh long before any collective times out.
+    const auto period = std::clamp<std::chrono::milliseconds>(options_.timeout / 20, std::chrono::milliseconds(50),
+                                                              std::chrono::seconds(1));
+    impl_->reporter = std::thread([this, period] {
+      std::unique_lock<std::mutex> lock(impl_->reporter_mutex);
+      while (!impl_->reporter_wake.wait_for(lock, period, [this] { return impl_->reporter_stop; })) {
+        lock.unlock();
+        try {
+          publish_progress();
+        } catch (const std::exception&) {
+          // The store is gone (rank 0 exited): nothing left to tell.
+        }
+        lock.lock();
+      }
+    });
+  }
 }
 
-Communicator::~Communicator() = default;
+Communicator::~Communicator() { stop_reporter(); }
+
+void Communicator::stop_reporter() {
+  if (!impl_->reporter.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(impl_->reporter_mutex);
+    impl_->reporter_stop = true;
+  }
+  impl_->reporter_wake.notify_all();
+  impl_->reporter.join();
+}
+
+void Communicator::publish_progress() {
+  std::string latest;
+  {
+    std::lock_guard<std::mutex> lock(impl_->latest_mutex);
+    latest = impl_->latest;
+  }
+  // "issued step unix_ms latest": the latest collective's text last, since it may hold spaces.
+  impl_->store->set(progress_key(options_.rank), std::to_string(impl_->issued.load()) + " " +
+                                                     std::to_string(impl_->step.load()) + " " +
+                                                     std::to_string(unix_ms()) + " " + latest);
+}
 
 std::string Communicator::backend_name() const { return impl_->nccl ? "nccl" : "gloo"; }
 
-void Communicator::fail(const std::string& op, std::int64_t bytes, const std::string& tag,
+void Communicator::fail(const std::string& op, std::int64_t bytes, const std::string& tag, std::int64_t sequence,
                         const std::string& cause) const {
   std::ostringstream m;
   m << op << (tag.empty() ? "" : " (" + tag + ")") << " of " << mib(bytes) << " on rank " << options_.rank
     << " did not complete (" << backend_name() << ", timeout "
-    << std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count() << " s)";
+    << std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count() << " s; collective #" << sequence
+    << " of this rank, at step " << impl_->step.load() << ")";
   try {
-    const auto behind = ranks_behind(progress_step_);
-    if (!behind.empty()) {
-      m << "; rank(s)";
-      for (int r : behind) m << " " << r;
-      m << " had not reached step " << progress_step_;
+    const auto missing = ranks_not_arrived(sequence);
+    if (missing.empty()) {
+      m << "; every rank had issued it, so the transport failed (see the cause)";
+    } else {
+      m << "; rank(s) that had not issued it:";
+      for (const auto& line : missing) m << "\n  " << line;
     }
   } catch (const std::exception&) {
     m << "; the rendezvous store is gone too (rank 0 may have exited)";
   }
-  m << ". Cause: " << cause
+  m << "\nCause: " << cause
     << "\nRaise the timeout with SHARDSCOPE_COMM_TIMEOUT=<seconds> if a rank is legitimately slow.";
   throw CommTimeout(m.str());
 }
 
-void Communicator::report_progress(std::int64_t step) {
-  progress_step_ = step;
-  if (options_.world_size > 1) impl_->store->set("progress/" + std::to_string(options_.rank), std::to_string(step));
-}
+void Communicator::report_progress(std::int64_t step) { impl_->step = step; }
 
-std::vector<int> Communicator::ranks_behind(std::int64_t step) const {
-  std::vector<int> behind;
+std::int64_t Communicator::collectives_issued() const { return impl_->issued.load(); }
+
+std::vector<std::string> Communicator::ranks_not_arrived(std::int64_t sequence) const {
+  std::vector<std::string> lines;
+  const auto now = unix_ms();
   for (int r = 0; r < options_.world_size; ++r) {
     if (r == options_.rank) continue;
-    const std::string key = "progress/" + std::to_string(r);
+    const std::string key = progress_key(r);
     if (!impl_->store->check({key})) {
-      behind.push_back(r);
+      lines.push_back("rank " + std::to_string(r) + ": never reported (it may not have started)");
       continue;
     }
     const auto bytes = impl_->store->get(key);
-    if (std::stoll(std::string(bytes.begin(), bytes.end())) < step) behind.push_back(r);
+    std::istringstream in(std::string(bytes.begin(), bytes.end()));
+    std::int64_t issued = 0, step = -1, at = 0;
+    in >> issued >> step >> at;
+    if (issued >= sequence) continue;  // it issued this collective: not the one missing
+    std::string latest;
+    std::getline(in >> std::ws, latest);
+    std::ostringstream line;
+    line.precision(1);
+    line << std::fixed << "rank " << r << ": at step " << step << ", " << issued << " collective(s) issued"
+         << (latest.empty() ? "" : ", the latest " + latest) << ", reported "
+         << static_cast<double>(now - at) / 1000.0 << " s ago";
+    if (now - at > 10'000) line << " (no report since: the process may have died or be stopped)";
+    lines.push_back(line.str());
   }
-  return behind;
+  return lines;
 }
 
 // One place builds a handle so that every collective is timed and named the same way.
@@ -230,6 +313,11 @@ CommHandle Communicator::new_handle(const char* op, std::int64_t bytes, const st
   handle.state_->tag = tag;
   handle.state_->bytes = bytes;
   handle.state_->issued = Clock::now();
+  handle.state_->sequence = ++impl_->issued;
+  {
+    std::lock_guard<std::mutex> lock(impl_->latest_mutex);
+    impl_->latest = describe(op, tag);
+  }
   return handle;
 }
 
@@ -242,7 +330,7 @@ CommHandle Communicator::all_reduce(torch::Tensor tensor, ReduceOp op, const std
   try {
     handle.state_->work = impl_->backend->allreduce(tensors, opts);
   } catch (const std::exception& e) {
-    fail("all_reduce", nbytes(tensor), tag, e.what());
+    fail("all_reduce", nbytes(tensor), tag, handle.state_->sequence, e.what());
   }
   return handle;
 }
@@ -271,7 +359,7 @@ CommHandle Communicator::reduce_scatter(torch::Tensor output, torch::Tensor inpu
       output.copy_(scratch.narrow(0, offset, chunk));
     };
   } catch (const std::exception& e) {
-    fail("reduce_scatter", nbytes(input), tag, e.what());
+    fail("reduce_scatter", nbytes(input), tag, handle.state_->sequence, e.what());
   }
   return handle;
 }
@@ -297,7 +385,7 @@ CommHandle Communicator::all_gather(torch::Tensor output, torch::Tensor input, c
     std::vector<at::Tensor> inputs{input};
     handle.state_->work = impl_->backend->allgather(outputs, inputs, c10d::AllgatherOptions{});
   } catch (const std::exception& e) {
-    fail("all_gather", nbytes(output), tag, e.what());
+    fail("all_gather", nbytes(output), tag, handle.state_->sequence, e.what());
   }
   return handle;
 }
@@ -311,7 +399,7 @@ CommHandle Communicator::broadcast(torch::Tensor tensor, int root, const std::st
   try {
     handle.state_->work = impl_->backend->broadcast(tensors, opts);
   } catch (const std::exception& e) {
-    fail("broadcast", nbytes(tensor), tag, e.what());
+    fail("broadcast", nbytes(tensor), tag, handle.state_->sequence, e.what());
   }
   return handle;
 }
@@ -325,6 +413,7 @@ void Communicator::barrier() {
 }
 
 void Communicator::shutdown() {
+  stop_reporter();
   if (impl_->backend) impl_->backend->shutdown();
 }
 

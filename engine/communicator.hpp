@@ -6,7 +6,9 @@
 // compute. Where a backend lacks a collective (Gloo without _reduce_scatter_base or
 // _allgather_base), an equivalent built from collectives it has runs behind the same call.
 // A collective that does not finish in time throws CommTimeout naming the collective and the ranks
-// that had not reached this step.
+// that had not issued it: every rank numbers its collectives (all ranks issue the same ones in the
+// same order) and a background thread publishes the count, the step and the latest collective to
+// the store about once a second, off the critical path.
 
 #include <chrono>
 #include <cstdint>
@@ -25,7 +27,8 @@ class Store;
 namespace shardscope::engine {
 
 /// Thrown when a collective fails or times out; the message names the collective, its size, the
-/// timeout, and which ranks had not reached this rank's step.
+/// timeout, and which ranks had not issued it (with their step, latest collective and when they
+/// last reported).
 class CommTimeout : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -116,24 +119,29 @@ class Communicator {
   /// CUDA then synchronizes the device, as DeepSpeed's timed collectives do.
   void set_observer(std::function<void(const CollectiveRecord&)> observer) { observer_ = std::move(observer); }
 
-  /// Publishes this rank's progress (the engine calls it once per step) so that a timeout message
-  /// can say which ranks had not reached this step.
+  /// Records this rank's step (the engine calls it once per step) for other ranks' timeout messages.
   void report_progress(std::int64_t step);
-  /// Ranks whose last reported step is below `step` (or that never reported), read from the store.
-  std::vector<int> ranks_behind(std::int64_t step) const;
+  /// Collectives this rank has issued so far.
+  std::int64_t collectives_issued() const;
+  /// For each other rank that had not issued collective number `sequence` by its last report, a
+  /// line saying where it was ("rank 1: at step 41, 117 collectives issued, the latest all_gather
+  /// (gather transformer.h.3), reported 0.4 s ago"), read from the store.
+  std::vector<std::string> ranks_not_arrived(std::int64_t sequence) const;
 
  private:
   struct Impl;
   friend class CommHandle;
   CommHandle new_handle(const char* op, std::int64_t bytes, const std::string& tag);
-  /// Throws CommTimeout for a failed collective, naming it and the ranks behind this one.
-  [[noreturn]] void fail(const std::string& op, std::int64_t bytes, const std::string& tag,
+  /// Throws CommTimeout for failed collective number `sequence`, naming it and the ranks that had
+  /// not issued it.
+  [[noreturn]] void fail(const std::string& op, std::int64_t bytes, const std::string& tag, std::int64_t sequence,
                          const std::string& cause) const;
+  void publish_progress();
+  void stop_reporter();
 
   CommunicatorOptions options_;
   std::unique_ptr<Impl> impl_;
   std::function<void(const CollectiveRecord&)> observer_;
-  std::int64_t progress_step_ = -1;
 };
 
 }  // namespace shardscope::engine

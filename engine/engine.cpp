@@ -169,7 +169,6 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
   // Stages 1-3 keep no 16-bit copy of the shard: the runtime casts chunks of the fp32 master as it
   // gathers them (as FSDP2 casts its fp32 shards), which saves 2 bytes per parameter / world size.
   if (stage >= 1) runtime_->adopt_master(master_);
-  fp32_grads_ = runtime_->fp32_grads();
   // Lamb's per-tensor trust ratio needs whole tensors in the buffer: true at stage 0 or one rank.
   std::vector<TensorSegment> segments;
   if (stage == 0 || options_.world_size == 1)
@@ -180,7 +179,7 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
       segments.push_back({runtime_->layout().slot_offset(static_cast<int>(i)), runtime_->slots()[i].numel});
   }
   optimizer_ = std::make_unique<FlatOptimizer>(
-      settings, master_, fp32_grads_, model_dtype_ == torch::kFloat32 || stage >= 1 ? torch::Tensor() : weights,
+      settings, master_, model_dtype_ == torch::kFloat32 || stage >= 1 ? torch::Tensor() : weights,
       std::move(segments));
   scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
   if (config_.precision() == configs::PrecisionMode::kFp16) {
@@ -345,20 +344,26 @@ bool Engine::gradients_overflowed() {
   // The reduced gradients are sums over ranks: dividing by the world size averages them, as
   // DeepSpeed's postscale_gradients does, in the same pass as the loss-scale division.
   const double inv_scale = 1.0 / ((scaler_ ? scaler_->scale() : 1.0) * options_.world_size);
+  const GradientPieces pieces = runtime_->gradient_pieces();
   bool overflow = false;
-  if (fp32_grads_.is_cpu()) {
-    float* g = fp32_grads_.data_ptr<float>();
-    const auto n = static_cast<std::size_t>(fp32_grads_.numel());
-    if (check)
-      overflow = kernels::cpu_unscale_and_check(g, n, static_cast<float>(inv_scale));
-    else if (inv_scale != 1.0)
-      kernels::cpu_scale(g, n, static_cast<float>(inv_scale));
+  if (master_.is_cpu()) {
+    for (const auto& piece : pieces) {
+      float* g = piece.grads.data_ptr<float>();
+      const auto n = static_cast<std::size_t>(piece.grads.numel());
+      if (check)
+        overflow = kernels::cpu_unscale_and_check(g, n, static_cast<float>(inv_scale)) || overflow;
+      else if (inv_scale != 1.0)
+        kernels::cpu_scale(g, n, static_cast<float>(inv_scale));
+    }
     squared_norm_ = std::nullopt;
   } else {
     // One reduction serves both: a non-finite value anywhere makes the norm non-finite, and the
-    // norm is what clipping needs. No temporary the size of the gradients.
+    // norm is what clipping needs. No temporary the size of the gradients; one wait on the GPU.
     torch::NoGradGuard no_grad;
-    const double norm = fp32_grads_.norm(2).item<double>();
+    std::vector<torch::Tensor> tensors;
+    for (const auto& piece : pieces) tensors.push_back(piece.grads);
+    const auto norms = at::_foreach_norm(tensors, 2, torch::kFloat32);
+    const double norm = tensors.empty() ? 0.0 : torch::stack(norms).norm().item<double>();
     double squares = norm * norm;
     if (runtime_->sharded() && options_.world_size > 1)
       squares = communicator()->all_reduce_scalar(squares, ReduceOp::kSum);
@@ -373,12 +378,13 @@ bool Engine::gradients_overflowed() {
   return overflow;
 }
 
-double Engine::clip_gradients() {
+double Engine::clip_gradients(const GradientPieces& pieces) {
   double squares = 0;
   if (squared_norm_) {
     squares = *squared_norm_;
   } else {
-    squares = kernels::cpu_squared_l2_norm(fp32_grads_.data_ptr<float>(), static_cast<std::size_t>(fp32_grads_.numel()));
+    for (const auto& piece : pieces)
+      squares += kernels::cpu_squared_l2_norm(piece.grads.data_ptr<float>(), static_cast<std::size_t>(piece.grads.numel()));
     // The global norm: sum of the shards' squares (padding is zero), the same on every rank.
     if (runtime_->sharded() && options_.world_size > 1)
       squares = communicator()->all_reduce_scalar(squares, ReduceOp::kSum);
@@ -386,14 +392,17 @@ double Engine::clip_gradients() {
   const double norm = std::sqrt(squares);
   const double clip = config_.gradient_clipping;
   const double coefficient = clip > 0 ? std::min(1.0, kernels::clip_coefficient(norm, clip)) : 1.0;
-  if (fp32_grads_.is_cpu()) {
+  if (master_.is_cpu()) {
     if (coefficient < 1.0)
-      kernels::cpu_scale(fp32_grads_.data_ptr<float>(), static_cast<std::size_t>(fp32_grads_.numel()),
-                         static_cast<float>(coefficient));
+      for (const auto& piece : pieces)
+        kernels::cpu_scale(piece.grads.data_ptr<float>(), static_cast<std::size_t>(piece.grads.numel()),
+                           static_cast<float>(coefficient));
   } else {
     torch::NoGradGuard no_grad;
     const double factor = pending_scale_ * coefficient;
-    if (factor != 1.0) fp32_grads_.mul_(factor);
+    std::vector<torch::Tensor> tensors;
+    for (const auto& piece : pieces) tensors.push_back(piece.grads);
+    if (factor != 1.0) at::_foreach_mul_(tensors, factor);
   }
   return norm;
 }
@@ -422,8 +431,9 @@ StepOutcome Engine::step() {
                                                                     " Skipping step.");
     if (outcome.overflow_message) log(*outcome.overflow_message);
   } else {
-    outcome.grad_norm = clip_gradients();
-    optimizer_->step(outcome.lr, scheduler_->current_momentum(), scheduler_->beta2());
+    const GradientPieces grads = runtime_->gradient_pieces();
+    outcome.grad_norm = clip_gradients(grads);
+    optimizer_->step(grads, outcome.lr, scheduler_->current_momentum(), scheduler_->beta2());
     runtime_->after_optimizer_step();
     scheduler_->step();
     if (scaler_) scaler_->update(false, options_.rank);

@@ -143,7 +143,7 @@ class Engine {
   void timer_stop(const char* name);
   void install_comms_logger();
   bool gradients_overflowed();
-  double clip_gradients();
+  double clip_gradients(const GradientPieces& pieces);
   void load_shards(const std::string& folder, bool bf16, const std::string& where);
   void zero_grad();
 
@@ -153,7 +153,7 @@ class Engine {
   torch::Dtype model_dtype_ = torch::kFloat32;
   std::optional<torch::Dtype> autocast_dtype_;
   std::unique_ptr<ZeroRuntime> runtime_;
-  torch::Tensor master_, fp32_grads_;
+  torch::Tensor master_;
   std::unique_ptr<FlatOptimizer> optimizer_;
   std::unique_ptr<LrSchedule> scheduler_;
   std::unique_ptr<LossScaler> scaler_;

@@ -112,16 +112,11 @@ OptimizerSettings optimizer_settings_from_config(const configs::OptimizerConfig&
   return s;
 }
 
-FlatOptimizer::FlatOptimizer(const OptimizerSettings& settings, torch::Tensor master, torch::Tensor grads,
-                             torch::Tensor model_copy, std::vector<TensorSegment> segments)
-    : settings_(settings),
-      master_(std::move(master)),
-      grads_(std::move(grads)),
-      model_copy_(std::move(model_copy)),
-      segments_(std::move(segments)) {
+FlatOptimizer::FlatOptimizer(const OptimizerSettings& settings, torch::Tensor master, torch::Tensor model_copy,
+                             std::vector<TensorSegment> segments)
+    : settings_(settings), master_(std::move(master)), model_copy_(std::move(model_copy)), segments_(std::move(segments)) {
   TORCH_CHECK(master_.scalar_type() == torch::kFloat32 && master_.is_contiguous(),
               "the optimizer's master buffer must be contiguous fp32");
-  TORCH_CHECK(grads_.numel() == master_.numel(), "gradient and master buffers differ in length");
   const auto zeros = [&] { return torch::zeros_like(master_); };
   switch (settings_.algorithm) {
     case OptimizerAlgorithm::kAdam:
@@ -168,20 +163,41 @@ void FlatOptimizer::load_state(const std::map<std::string, torch::Tensor>& state
   step_count_ = step_count;
 }
 
-void FlatOptimizer::step(double lr, std::optional<double> beta1, std::optional<double> beta2) {
+void FlatOptimizer::step(const GradientPieces& grads, double lr, std::optional<double> beta1,
+                         std::optional<double> beta2) {
+  std::int64_t covered = 0;
+  for (const auto& piece : grads) {
+    TORCH_CHECK(piece.grads.defined() && piece.grads.is_contiguous() && piece.offset >= 0 &&
+                    piece.offset + piece.grads.numel() <= master_.numel(),
+                "optimizer step: a gradient piece at ", piece.offset, " is undefined, not contiguous or outside the ",
+                master_.numel(), "-element master");
+    TORCH_CHECK(piece.grads.device() == master_.device(), "optimizer step: gradients on ", piece.grads.device(),
+                ", master on ", master_.device());
+    covered += piece.grads.numel();
+  }
+  TORCH_CHECK(covered == master_.numel(), "optimizer step: the gradient pieces cover ", covered, " of ",
+              master_.numel(), " elements");
   ++step_count_;
   const double b1 = beta1.value_or(settings_.beta1), b2 = beta2.value_or(settings_.beta2);
   if (backend_ == Backend::kKernels && kernels_available())
-    step_kernels(lr, b1, b2);
+    step_kernels(grads, lr, b1, b2);
   else
-    step_torch(lr, b1, b2);
+    step_torch(grads, lr, b1, b2);
 }
 
-kernels::FlatParams FlatOptimizer::flat_view(const TensorSegment& seg) const {
+const GradientPiece& FlatOptimizer::piece_of(const GradientPieces& grads, const TensorSegment& seg) const {
+  for (const auto& piece : grads)
+    if (seg.offset >= piece.offset && seg.offset + seg.numel <= piece.offset + piece.grads.numel()) return piece;
+  TORCH_CHECK(false, "optimizer step: no gradient piece holds the tensor at ", seg.offset, " (", seg.numel,
+              " elements) whole");
+}
+
+kernels::FlatParams FlatOptimizer::flat_view(const TensorSegment& seg, const GradientPiece& piece) const {
   kernels::FlatParams flat;
   flat.params = master_.data_ptr<float>() + seg.offset;
-  flat.grads = {static_cast<const char*>(grads_.data_ptr()) + seg.offset * grads_.element_size(),
-                kernel_dtype(grads_.scalar_type())};
+  const auto& g = piece.grads;
+  flat.grads = {static_cast<const char*>(g.data_ptr()) + (seg.offset - piece.offset) * g.element_size(),
+                kernel_dtype(g.scalar_type())};
   if (model_copy_.defined())
     flat.copy = {static_cast<char*>(model_copy_.data_ptr()) + seg.offset * model_copy_.element_size(),
                  kernel_dtype(model_copy_.scalar_type())};
@@ -189,12 +205,13 @@ kernels::FlatParams FlatOptimizer::flat_view(const TensorSegment& seg) const {
   return flat;
 }
 
-// One call per algorithm; on a CUDA buffer the same options go to the fused CUDA kernel on the
-// current stream, on the CPU to the vectorised OpenMP kernel.
-void FlatOptimizer::step_kernels(double lr, double beta1, double beta2) {
-  float* state_a = state_.count("exp_avg") ? state_["exp_avg"].data_ptr<float>() : nullptr;
-  float* state_b = state_.count("exp_avg_sq") ? state_["exp_avg_sq"].data_ptr<float>() : nullptr;
-  const kernels::FlatParams whole = flat_view({0, master_.numel()});
+// One call per algorithm and gradient piece; on a CUDA buffer the same options go to the fused
+// CUDA kernel on the current stream, on the CPU to the vectorised OpenMP kernel.
+void FlatOptimizer::step_kernels(const GradientPieces& grads, double lr, double beta1, double beta2) {
+  const auto state_at = [this](const char* name, std::int64_t offset) -> float* {
+    auto it = state_.find(name);
+    return it == state_.end() ? nullptr : it->second.data_ptr<float>() + offset;
+  };
   const auto& s = settings_;
 #ifdef SHARDSCOPE_ENGINE_CUDA_KERNELS
   const bool cuda = master_.is_cuda();
@@ -204,48 +221,54 @@ void FlatOptimizer::step_kernels(double lr, double beta1, double beta2) {
 #else
 #define SHARDSCOPE_OPTIMIZER_CALL(family, ...) kernels::cpu_##family##_step(__VA_ARGS__)
 #endif
-  switch (s.algorithm) {
-    case OptimizerAlgorithm::kAdam:
-    case OptimizerAlgorithm::kAdamW: {
-      const kernels::AdamOptions o{lr, beta1, beta2, s.eps, s.weight_decay,
-                                   s.algorithm == OptimizerAlgorithm::kAdamW, s.bias_correction};
-      SHARDSCOPE_OPTIMIZER_CALL(adam, o, whole, kernels::AdamState{state_a, state_b}, step_count_);
-      break;
-    }
-    case OptimizerAlgorithm::kLamb: {
-      const kernels::LambOptions o{lr, beta1, beta2, s.eps, s.weight_decay, s.max_coeff, s.min_coeff,
-                                   s.bias_correction, false};
-      for (const auto& seg : segments_) {  // FusedLamb's trust ratio is per parameter tensor
-        const kernels::LambState st{state_a + seg.offset, state_b + seg.offset};
+  if (s.algorithm == OptimizerAlgorithm::kLamb) {
+    const kernels::LambOptions o{lr, beta1, beta2, s.eps, s.weight_decay, s.max_coeff, s.min_coeff,
+                                 s.bias_correction, false};
+    for (const auto& seg : segments_) {  // FusedLamb's trust ratio is per parameter tensor
+      const kernels::LambState st{state_at("exp_avg", seg.offset), state_at("exp_avg_sq", seg.offset)};
+      const kernels::FlatParams view = flat_view(seg, piece_of(grads, seg));
 #ifdef SHARDSCOPE_ENGINE_CUDA_KERNELS
-        if (cuda) {
-          if (!lamb_workspace_.defined())
-            lamb_workspace_ = torch::empty({static_cast<std::int64_t>(kernels::cuda_lamb_workspace_doubles())},
-                                           master_.options().dtype(torch::kFloat64));
-          kernels::cuda_lamb_step(o, flat_view(seg), st, step_count_, lamb_workspace_.data_ptr<double>(), stream);
-          continue;
-        }
-#endif
-        kernels::cpu_lamb_step(o, flat_view(seg), st, step_count_);
+      if (cuda) {
+        if (!lamb_workspace_.defined())
+          lamb_workspace_ = torch::empty({static_cast<std::int64_t>(kernels::cuda_lamb_workspace_doubles())},
+                                         master_.options().dtype(torch::kFloat64));
+        kernels::cuda_lamb_step(o, view, st, step_count_, lamb_workspace_.data_ptr<double>(), stream);
+        continue;
       }
-      break;
+#endif
+      kernels::cpu_lamb_step(o, view, st, step_count_);
     }
-    case OptimizerAlgorithm::kLion: {
-      const kernels::LionOptions o{lr, beta1, beta2, s.weight_decay};
-      SHARDSCOPE_OPTIMIZER_CALL(lion, o, whole, kernels::LionState{state_a}, step_count_);
-      break;
-    }
-    case OptimizerAlgorithm::kAdagrad: {
-      const kernels::AdagradOptions o{lr, s.lr_decay, s.eps, s.weight_decay};
-      SHARDSCOPE_OPTIMIZER_CALL(adagrad, o, whole, kernels::AdagradState{state_["sum"].data_ptr<float>()},
-                                step_count_);
-      break;
-    }
-    case OptimizerAlgorithm::kSgd: {
-      const kernels::SgdOptions o{lr, s.momentum, s.dampening, s.weight_decay, s.nesterov};
-      float* buffer = state_.count("momentum_buffer") ? state_["momentum_buffer"].data_ptr<float>() : nullptr;
-      SHARDSCOPE_OPTIMIZER_CALL(sgd, o, whole, kernels::SgdState{buffer}, step_count_);
-      break;
+    return;
+  }
+  // The other algorithms are elementwise: each piece is stepped on its own.
+  for (const auto& piece : grads) {
+    const std::int64_t at = piece.offset;
+    const kernels::FlatParams view = flat_view({at, piece.grads.numel()}, piece);
+    switch (s.algorithm) {
+      case OptimizerAlgorithm::kAdam:
+      case OptimizerAlgorithm::kAdamW: {
+        const kernels::AdamOptions o{lr, beta1, beta2, s.eps, s.weight_decay,
+                                     s.algorithm == OptimizerAlgorithm::kAdamW, s.bias_correction};
+        SHARDSCOPE_OPTIMIZER_CALL(adam, o, view, kernels::AdamState{state_at("exp_avg", at), state_at("exp_avg_sq", at)},
+                                  step_count_);
+        break;
+      }
+      case OptimizerAlgorithm::kLion: {
+        const kernels::LionOptions o{lr, beta1, beta2, s.weight_decay};
+        SHARDSCOPE_OPTIMIZER_CALL(lion, o, view, kernels::LionState{state_at("exp_avg", at)}, step_count_);
+        break;
+      }
+      case OptimizerAlgorithm::kAdagrad: {
+        const kernels::AdagradOptions o{lr, s.lr_decay, s.eps, s.weight_decay};
+        SHARDSCOPE_OPTIMIZER_CALL(adagrad, o, view, kernels::AdagradState{state_at("sum", at)}, step_count_);
+        break;
+      }
+      case OptimizerAlgorithm::kSgd: {
+        const kernels::SgdOptions o{lr, s.momentum, s.dampening, s.weight_decay, s.nesterov};
+        SHARDSCOPE_OPTIMIZER_CALL(sgd, o, view, kernels::SgdState{state_at("momentum_buffer", at)}, step_count_);
+        break;
+      }
+      case OptimizerAlgorithm::kLamb: break;  // above
     }
   }
 #undef SHARDSCOPE_OPTIMIZER_CALL

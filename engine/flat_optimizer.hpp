@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,18 +45,21 @@ struct TensorSegment {
 
 class FlatOptimizer {
  public:
-  /// `master` is the fp32 buffer updated in place; `grads` the fp32 gradients it reads;
-  /// `model_copy` (undefined for fp32 training) the 16-bit buffer the update is written to.
-  FlatOptimizer(const OptimizerSettings& settings, torch::Tensor master, torch::Tensor grads,
-                torch::Tensor model_copy, std::vector<TensorSegment> segments);
+  /// `master` is the fp32 buffer updated in place; `model_copy` (undefined for fp32 training) the
+  /// 16-bit buffer the update is written to; `segments` the tensors (only Lamb needs them).
+  FlatOptimizer(const OptimizerSettings& settings, torch::Tensor master, torch::Tensor model_copy,
+                std::vector<TensorSegment> segments);
 
   /// How step() computes: the fused kernels of kernels/ (the default), or plain tensor operations
   /// (any device; the tests' independent reference).
   enum class Backend { kKernels, kTensorOps };
   void set_backend(Backend backend) { backend_ = backend; }
 
-  /// One optimizer step with learning rate `lr` (and beta1 when a schedule cycles momentum).
-  void step(double lr, std::optional<double> beta1 = std::nullopt, std::optional<double> beta2 = std::nullopt);
+  /// One optimizer step with learning rate `lr` (and beta1 when a schedule cycles momentum) from
+  /// `grads`, pieces that together cover the master (fp32, or bf16/fp16 read as they are); a Lamb
+  /// segment must lie inside one piece.
+  void step(const GradientPieces& grads, double lr, std::optional<double> beta1 = std::nullopt,
+            std::optional<double> beta2 = std::nullopt);
 
   std::int64_t step_count() const { return step_count_; }
   const OptimizerSettings& settings() const { return settings_; }
@@ -67,14 +71,17 @@ class FlatOptimizer {
   void load_state(const std::map<std::string, torch::Tensor>& state, std::int64_t step_count);
 
  private:
-  void step_kernels(double lr, double beta1, double beta2);
-  void step_torch(double lr, double beta1, double beta2);
+  void step_kernels(const GradientPieces& grads, double lr, double beta1, double beta2);
+  void step_torch(const GradientPieces& grads, double lr, double beta1, double beta2);
   /// Whether kernels/ has this buffer's device (CPU always; CUDA when built with it).
   bool kernels_available() const;
-  kernels::FlatParams flat_view(const TensorSegment& segment) const;
+  /// The kernels' view of master elements `segment`, whose gradients are in `piece`.
+  kernels::FlatParams flat_view(const TensorSegment& segment, const GradientPiece& piece) const;
+  /// The piece holding all of `segment`; throws when none does.
+  const GradientPiece& piece_of(const GradientPieces& grads, const TensorSegment& segment) const;
 
   OptimizerSettings settings_;
-  torch::Tensor master_, grads_, model_copy_;
+  torch::Tensor master_, model_copy_;
   std::vector<TensorSegment> segments_;
   std::map<std::string, torch::Tensor> state_;
   std::int64_t step_count_ = 0;

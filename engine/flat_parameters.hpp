@@ -23,6 +23,14 @@ struct ParameterSlot {
   std::vector<std::int64_t> shape;
 };
 
+/// Gradients of the flat elements [offset, offset + grads.numel()): the optimizer's and the
+/// clipping's view of gradients that ZeRO stages 2-3 hold as separate per-group chunks.
+struct GradientPiece {
+  std::int64_t offset = 0;
+  torch::Tensor grads;
+};
+using GradientPieces = std::vector<GradientPiece>;
+
 class FlatParameters {
  public:
   /// Places `slots` (from collect_slots) where `layout` puts them, converted to `dtype` on

@@ -75,7 +75,8 @@ MemorySample sample_memory(const Engine& engine) {
   m.allocated = bytes(zero.full_params()) + bytes(zero.full_grads()) + engine.optimizer().state_bytes();
   if (zero.stage() >= 1 && !same(zero.optimizer_params(), engine.master_weights()))
     m.allocated += bytes(zero.optimizer_params());
-  if (!same(zero.fp32_grads(), zero.full_grads())) m.allocated += bytes(zero.fp32_grads());
+  for (const auto& piece : zero.gradient_pieces())
+    if (!same(piece.grads, zero.full_grads())) m.allocated += bytes(piece.grads);
   if (!same(engine.master_weights(), zero.optimizer_params())) m.allocated += bytes(engine.master_weights());
   m.reserved = m.allocated;
   m.peak = m.allocated;

@@ -4,9 +4,9 @@
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/linear.h>
-#include <torch/nn/functional/loss.h>
 #include <torch/nn/modules/container/modulelist.h>
 
+#include "engine/models/chunked_cross_entropy.hpp"
 
 namespace shardscope::engine {
 namespace F = torch::nn::functional;
@@ -155,8 +155,7 @@ torch::Tensor Gpt2Model::forward(const torch::Tensor& input_ids) {
 
 torch::Tensor Gpt2Model::loss(const Batch& batch) {
   const auto logits = forward(batch.inputs);
-  return F::cross_entropy(logits.flatten(0, 1).to(torch::kFloat), batch.targets.flatten(),
-                          F::CrossEntropyFuncOptions().ignore_index(-100));
+  return chunked_cross_entropy(logits.flatten(0, 1), batch.targets.flatten(), /*ignore_index=*/-100);
 }
 
 }  // namespace shardscope::engine

@@ -2,8 +2,9 @@
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/linear.h>
-#include <torch/nn/functional/loss.h>
 #include <torch/nn/modules/container/modulelist.h>
+
+#include "engine/models/chunked_cross_entropy.hpp"
 
 namespace shardscope::engine {
 namespace F = torch::nn::functional;
@@ -184,8 +185,7 @@ torch::Tensor LlamaModel::forward(const torch::Tensor& input_ids) {
 
 torch::Tensor LlamaModel::loss(const Batch& batch) {
   const auto logits = forward(batch.inputs);
-  return F::cross_entropy(logits.flatten(0, 1).to(torch::kFloat), batch.targets.flatten(),
-                          F::CrossEntropyFuncOptions().ignore_index(-100));
+  return chunked_cross_entropy(logits.flatten(0, 1), batch.targets.flatten(), /*ignore_index=*/-100);
 }
 
 }  // namespace shardscope::engine

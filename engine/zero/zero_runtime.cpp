@@ -54,7 +54,6 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
     fp32_grads_ = direct ? flat_->grads() : torch::zeros({layout_->padded_numel()}, fp32);
   } else {
     optimizer_params_ = torch::zeros({layout_->shard_numel()}, options);
-    fp32_grads_ = torch::zeros({layout_->shard_numel()}, fp32);
     for (const auto& g : layout_->groups()) {
       const auto chunk = g.chunk(world);
       torch::Tensor whole;
@@ -77,8 +76,12 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
       }
       optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
     }
-    if (settings_.stage == 1)
+    if (settings_.stage == 1) {
+      fp32_grads_ = torch::zeros({layout_->shard_numel()}, fp32);
       reduced_shard_ = dtype_ == torch::kFloat32 ? fp32_grads_ : torch::zeros({layout_->shard_numel()}, options);
+    } else {
+      grad_chunks_.resize(groups_.size());
+    }
   }
   if (settings_.stage == 3) install_layer_hooks();
   install_gradient_hooks();
@@ -99,6 +102,14 @@ torch::Tensor ZeroRuntime::shard_chunk(int g) const {
   const auto& group = layout_->groups()[g];
   auto chunk = optimizer_params_.narrow(0, group.shard_offset, group.chunk(world_size()));
   return chunk.scalar_type() == dtype_ ? chunk : chunk.to(dtype_);
+}
+
+GradientPieces ZeroRuntime::gradient_pieces() const {
+  if (settings_.stage <= 1) return {{0, fp32_grads_}};
+  GradientPieces pieces;
+  for (std::size_t g = 0; g < grad_chunks_.size(); ++g)
+    if (grad_chunks_[g].defined()) pieces.push_back({layout_->groups()[g].shard_offset, grad_chunks_[g]});
+  return pieces;
 }
 
 torch::Tensor ZeroRuntime::full_grads() const { return flat_ ? flat_->grads() : torch::Tensor(); }
@@ -222,8 +233,14 @@ void ZeroRuntime::launch_group(int g) {
       job.handle = comm_->reduce_scatter(output, input, group.name);
     else
       output.copy_(input);
-    auto target = fp32_grads_.narrow(0, group.shard_offset, chunk);
-    job.finish = [target, output, input]() mutable { target.add_(output); };
+    // The fp32 chunk comes into being when the first reduction lands and accumulates later ones.
+    job.finish = [this, g, output, input]() {
+      auto& grads = grad_chunks_[g];
+      if (!grads.defined())
+        grads = output.to(torch::kFloat32);  // fp32 training: the output itself, no copy
+      else
+        grads.add_(output);
+    };
     job.staged_numel = group.padded_numel;
     staged_numel_ += job.staged_numel;
     if (settings_.stage == 3) release(g, /*force=*/false);
@@ -284,10 +301,13 @@ void ZeroRuntime::end_backward() {
 void ZeroRuntime::zero_grads() {
   torch::NoGradGuard no_grad;
   if (flat_) flat_->zero_grads();
+  if (settings_.stage >= 2) {
+    for (auto& grads : grad_chunks_) grads = torch::Tensor();  // freed: no gradient memory until the next backward
+    for (auto& slot : slots_) slot.param.mutable_grad().reset();
+    return;
+  }
   const bool aliased = flat_ && flat_->grads().defined() && fp32_grads_.data_ptr() == flat_->grads().data_ptr();
   if (!aliased) fp32_grads_.zero_();
-  if (settings_.stage >= 2)
-    for (auto& slot : slots_) slot.param.mutable_grad().reset();
 }
 
 void ZeroRuntime::after_optimizer_step() {

@@ -71,10 +71,15 @@ class ZeroRuntime {
   /// Stages 1-3: makes `master` (this rank's fp32 shard) the source of every gather, dropping the
   /// 16-bit shard; chunks are cast to the model dtype as they are gathered.
   void adopt_master(torch::Tensor master);
-  /// The gradients the optimizer reads, the same length as optimizer_params(); valid after
-  /// end_backward() of a reducing micro-step. Not yet divided by the world size. fp32, except at
-  /// stage 0 in bf16 on a GPU, where they are the model's bf16 gradients themselves.
-  const torch::Tensor& fp32_grads() const { return fp32_grads_; }
+  /// The reduced gradients the optimizer reads, covering optimizer_params(); whole after
+  /// end_backward() of a reducing micro-step. Not yet divided by the world size.
+  ///  stage 0-1  one piece: fp32, except at stage 0 in bf16 on a GPU, where it is the model's bf16
+  ///             gradient buffer itself;
+  ///  stage 2-3  one fp32 piece per group, allocated when the group's first reduce-scatter lands
+  ///             and freed by zero_grads(), so no gradient memory exists during the forward and
+  ///             it grows during the backward as activations are freed (as FSDP2's sharded
+  ///             gradients do). Pieces of groups not yet reduced are left out.
+  GradientPieces gradient_pieces() const;
   /// Stage 0-1: the full flat gradient buffer autograd accumulates into (undefined at 2-3).
   torch::Tensor full_grads() const;
   /// Stage 0-2: the full flat weights (undefined at stage 3).
@@ -82,7 +87,7 @@ class ZeroRuntime {
 
   /// Before backward: whether this micro-step's gradients are reduced across ranks.
   void begin_backward(bool reduce);
-  /// After backward: issues what is left, waits for every reduction; fp32_grads() is then ready.
+  /// After backward: issues what is left, waits for every reduction; gradient_pieces() is then whole.
   void end_backward();
   /// After the optimizer updated optimizer_params(): all-gather (stages 1-2), or mark the gathered
   /// stage-3 layers stale.
@@ -149,7 +154,9 @@ class ZeroRuntime {
   std::vector<ParameterSlot> slots_;
   std::unique_ptr<PartitionLayout> layout_;
   std::unique_ptr<FlatParameters> flat_;  ///< stages 0-2
-  torch::Tensor optimizer_params_, fp32_grads_, reduced_shard_;
+  torch::Tensor optimizer_params_;
+  torch::Tensor fp32_grads_, reduced_shard_;  ///< stages 0-1
+  std::vector<torch::Tensor> grad_chunks_;    ///< stages 2-3: per group, this rank's reduced fp32 chunk
   std::vector<GroupState> groups_;
   bool reducing_ = false;
   int next_launch_ = -1;  ///< groups launch in descending order; the next one allowed to go

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "engine/models/chunked_cross_entropy.hpp"
 #include "engine/models/gpt2_model.hpp"
 #include "engine/models/llama_model.hpp"
 #include "engine/models/mlp_model.hpp"
@@ -271,6 +272,39 @@ TEST(Models, BadShapesAndKindsAreRejectedWithTheField) {
   } catch (const se::ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'llama'"), std::string::npos);
   }
+}
+
+// The chunked loss against F.cross_entropy on fp32 logits: the same loss and gradient, with ignored
+// rows, several row blocks (including a short last one), and 16-bit logits (gradient in their dtype).
+TEST(Models, ChunkedCrossEntropyEqualsCrossEntropyOfFp32Logits) {
+  namespace F = torch::nn::functional;
+  auto gen = at::detail::createCPUGenerator(7);
+  const std::int64_t rows = 37, vocab = 101;
+  const auto base = torch::randn({rows, vocab}, gen) * 4;
+  auto targets = torch::randint(0, vocab, {rows}, gen);
+  targets.index_put_({torch::tensor({2, 3, 30})}, -100);
+  const auto upstream = torch::tensor(0.7);
+  for (auto dtype : {torch::kFloat32, torch::kBFloat16, torch::kFloat16}) {
+    for (std::int64_t block : {std::int64_t{32} << 20, vocab * 5, std::int64_t{1}}) {
+      const auto logits = base.to(dtype).clone().requires_grad_(true);
+      const auto ours = se::chunked_cross_entropy(logits, targets, -100, block);
+      ours.backward(upstream);
+      const auto ref_logits = base.to(dtype).to(torch::kFloat32).clone().requires_grad_(true);
+      const auto ref = F::cross_entropy(ref_logits, targets, F::CrossEntropyFuncOptions().ignore_index(-100));
+      ref.backward(upstream);
+      const std::string what = std::string(c10::toString(dtype)) + " block " + std::to_string(block);
+      EXPECT_EQ(ours.scalar_type(), torch::kFloat32) << what;
+      EXPECT_NEAR(ours.item<double>(), ref.item<double>(), 1e-5 * std::abs(ref.item<double>())) << what;
+      ASSERT_EQ(logits.grad().scalar_type(), dtype) << what;
+      const auto ours_grad = logits.grad().to(torch::kFloat64), ref_grad = ref_logits.grad().to(torch::kFloat64);
+      const double tolerance = dtype == torch::kFloat32 ? 1e-6 : 1e-2;  // 16-bit: one rounding of each element
+      EXPECT_LT(((ours_grad - ref_grad).norm() / ref_grad.norm()).item<double>(), tolerance) << what;
+      EXPECT_EQ(ours_grad[2].abs().sum().item<double>(), 0.0) << "an ignored row got a gradient, " << what;
+    }
+  }
+  // Nothing counted: NaN, as PyTorch's mean over no elements.
+  EXPECT_TRUE(std::isnan(se::chunked_cross_entropy(base, torch::full({rows}, -100, torch::kLong)).item<double>()));
+  EXPECT_THROW(se::chunked_cross_entropy(base, targets.narrow(0, 0, 5)), c10::Error);
 }
 
 TEST(Models, MlpLossIsMeanSquaredError) {

@@ -20,15 +20,23 @@ double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
   return ((a64 - b64).norm() / b64.norm()).item<double>();
 }
 
-// Runs our optimizer for kSteps on fixed gradients and returns the weights.
-torch::Tensor run_flat(const OptimizerSettings& s, FlatOptimizer::Backend backend) {
+// Runs our optimizer for kSteps on fixed gradients and returns the weights. The gradients come
+// in one piece, or cut at `cuts` into separate tensors (as ZeRO stages 2-3 hold them).
+torch::Tensor run_flat(const OptimizerSettings& s, FlatOptimizer::Backend backend,
+                       const std::vector<std::int64_t>& cuts = {}) {
   torch::Tensor master = torch::randn({kNumel}, at::detail::createCPUGenerator(3));
-  torch::Tensor grads = torch::zeros({kNumel});
-  FlatOptimizer opt(s, master, grads, torch::Tensor(), {{0, 400}, {400, kNumel - 400}});
+  FlatOptimizer opt(s, master, torch::Tensor(), {{0, 400}, {400, kNumel - 400}});
   opt.set_backend(backend);
   for (int i = 1; i <= kSteps; ++i) {
-    grads.copy_(grad_at(i));
-    opt.step(s.lr);
+    const torch::Tensor grads = grad_at(i);
+    GradientPieces pieces;
+    std::int64_t from = 0;
+    for (std::int64_t to : cuts) {
+      pieces.push_back({from, grads.narrow(0, from, to - from).clone()});
+      from = to;
+    }
+    pieces.push_back({from, grads.narrow(0, from, kNumel - from).clone()});
+    opt.step(pieces, s.lr);
   }
   return master;
 }
@@ -99,6 +107,45 @@ TEST(OptimizerReference, LambAndLionMatchTheTensorOpsFormulation) {
     const auto ours = run_flat(s, FlatOptimizer::Backend::kKernels);
     const auto ref = run_flat(s, FlatOptimizer::Backend::kTensorOps);
     EXPECT_LT(relative_error(ours, ref), 1e-6) << optimizer_algorithm_name(algorithm);
+  }
+}
+
+TEST(OptimizerReference, GradientsInPiecesGiveTheSameUpdate) {
+  for (auto algorithm : {OptimizerAlgorithm::kAdamW, OptimizerAlgorithm::kLamb, OptimizerAlgorithm::kLion,
+                         OptimizerAlgorithm::kAdagrad, OptimizerAlgorithm::kSgd}) {
+    OptimizerSettings s;
+    s.algorithm = algorithm;
+    s.lr = 1e-3;
+    s.weight_decay = 0.01;
+    s.momentum = 0.9;
+    for (auto backend : {FlatOptimizer::Backend::kKernels, FlatOptimizer::Backend::kTensorOps}) {
+      const auto whole = run_flat(s, backend);
+      // Cuts at odd places (inside vector widths); Lamb's cut stays on its tensor boundary.
+      const std::vector<std::int64_t> cuts = algorithm == OptimizerAlgorithm::kLamb
+                                                 ? std::vector<std::int64_t>{400}
+                                                 : std::vector<std::int64_t>{3, 400, 771};
+      const auto pieces = run_flat(s, backend, cuts);
+      EXPECT_LT(relative_error(pieces, whole), 1e-7) << optimizer_algorithm_name(algorithm);
+      EXPECT_GT(relative_error(whole, torch::randn({kNumel}, at::detail::createCPUGenerator(3))), 1e-5)
+          << "the steps changed nothing";
+    }
+  }
+}
+
+TEST(OptimizerReference, GradientPiecesMustCoverTheMasterAndKeepLambTensorsWhole) {
+  OptimizerSettings s;
+  s.algorithm = OptimizerAlgorithm::kLamb;
+  torch::Tensor master = torch::randn({kNumel});
+  FlatOptimizer opt(s, master, torch::Tensor(), {{0, 400}, {400, kNumel - 400}});
+  const auto g = torch::randn({kNumel});
+  EXPECT_THROW(opt.step({{0, g.narrow(0, 0, 500)}}, s.lr), c10::Error);  // 537 elements have no gradient
+  try {
+    opt.step({{0, g.narrow(0, 0, 500).clone()}, {500, g.narrow(0, 500, kNumel - 500).clone()}}, s.lr);
+    FAIL() << "a Lamb tensor split across pieces was accepted";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what_without_backtrace()).find("no gradient piece holds the tensor at 400"),
+              std::string::npos)
+        << e.what_without_backtrace();
   }
 }
 

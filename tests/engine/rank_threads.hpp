@@ -3,6 +3,7 @@
 // over one shared c10d HashStore (the way c10d's own C++ tests run a group), so a test can look
 // at every rank's tensors. Exceptions on any rank fail the test with the rank named.
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -20,7 +21,7 @@ namespace shardscope::testing {
 /// Calls fn(rank, communicator) on `world` threads and joins them; rethrows the first failure.
 /// With `cuda`, rank r uses GPU r over NCCL; otherwise the CPU over Gloo.
 inline void run_ranks(int world, const std::function<void(int, std::shared_ptr<engine::Communicator>)>& fn,
-                      bool cuda = false) {
+                      bool cuda = false, std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::thread> threads;
   std::mutex mutex;
@@ -31,7 +32,7 @@ inline void run_ranks(int world, const std::function<void(int, std::shared_ptr<e
         engine::CommunicatorOptions o;
         o.rank = r;
         o.world_size = world;
-        o.timeout = std::chrono::seconds(60);
+        o.timeout = timeout;
         if (cuda) o.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(r));
         auto comm = std::make_shared<engine::Communicator>(store, o);
         fn(r, comm);

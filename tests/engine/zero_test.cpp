@@ -3,8 +3,10 @@
 // gather, GatheredParameters with a modifier rank, and checkpoints resumed at other world sizes.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <mutex>
+#include <thread>
 
 #include "engine/data/sample_dataset.hpp"
 #include "engine/engine.hpp"
@@ -145,6 +147,67 @@ TEST(Zero, OptimizerStateIsOneNthPerRank) {
       EXPECT_LE(master[r] * 4, one.parameter_count() + 3 * groups);
     }
   }
+}
+
+// Stages 2-3 hold gradients only between the backward and the step: per-group fp32 chunks of this
+// rank's shard, kept across the micro-steps of an accumulation window and freed by the step.
+TEST(Zero, PartitionedGradientsExistOnlyFromBackwardToStep) {
+  for (int stage : {2, 3}) {
+    auto list = models(2);
+    run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+      EngineOptions options;
+      options.communicator = comm;
+      Engine engine(list[rank], resolved_config(config_json(stage, 2, 2)), options);
+      const auto& zero = engine.zero();
+      EXPECT_TRUE(zero.gradient_pieces().empty()) << "stage " << stage << " before any backward";
+      for (int micro = 0; micro < 2; ++micro) {
+        const Batch global = fixed_batch(ModelKind::kGpt2, micro, 4);
+        auto loss = engine.forward({global.inputs.narrow(0, rank * 2, 2), global.targets.narrow(0, rank * 2, 2)});
+        engine.backward(loss);
+        std::int64_t covered = 0;
+        for (const auto& piece : zero.gradient_pieces()) {
+          EXPECT_EQ(piece.grads.scalar_type(), torch::kFloat32);
+          covered += piece.grads.numel();
+        }
+        EXPECT_EQ(covered, zero.layout().shard_numel()) << "stage " << stage << " micro-step " << micro;
+        EXPECT_EQ(zero.gradient_pieces().size(), zero.layout().groups().size());
+        engine.step();
+      }
+      EXPECT_TRUE(zero.gradient_pieces().empty()) << "stage " << stage << " after the step";
+      EXPECT_EQ(engine.global_steps(), 1);
+    });
+  }
+}
+
+// A rank that never issues a collective: the ranks waiting in it time out with a message that
+// names the collective and that rank only, with its step and the last collective it did issue.
+TEST(Zero, TimeoutNamesTheRankThatDidNotArrive) {
+  std::string message;
+  run_ranks(
+      3,
+      [&](int rank, std::shared_ptr<Communicator> comm) {
+        auto t = torch::ones({4});
+        comm->report_progress(7);
+        comm->all_reduce(t, ReduceOp::kSum, "warm-up").wait();
+        if (rank == 2) {  // skips the next collective, alive and reporting meanwhile
+          std::this_thread::sleep_for(std::chrono::seconds(3));
+          return;
+        }
+        try {
+          comm->all_reduce(t, ReduceOp::kSum, "grad bucket 3").wait();
+          ADD_FAILURE() << "rank " << rank << ": the collective completed without rank 2";
+        } catch (const CommTimeout& e) {
+          if (rank == 0) message = e.what();
+        }
+      },
+      /*cuda=*/false, std::chrono::seconds(1));
+  EXPECT_NE(message.find("all_reduce (grad bucket 3) of "), std::string::npos) << message;
+  EXPECT_NE(message.find("collective #2 of this rank, at step 7"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 2: at step 7, 1 collective(s) issued, the latest all_reduce (warm-up)"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("rank 1:"), std::string::npos) << "rank 1 had issued it\n" << message;
+  EXPECT_NE(message.find("SHARDSCOPE_COMM_TIMEOUT"), std::string::npos) << message;
 }
 
 TEST(Zero, Stage3ParametersHoldNoDataOutsideAGather) {
