@@ -259,7 +259,8 @@ void Communicator::fail(const std::string& op, std::int64_t bytes, const std::st
   try {
     const auto missing = ranks_not_arrived(sequence);
     if (missing.empty()) {
-      m << "; every rank had issued it, so the transport failed (see the cause)";
+      m << "; every rank had issued it: it hung inside the collective, or behind work queued before it on a "
+           "rank's device (see the cause)";
     } else {
       m << "; rank(s) that had not issued it:";
       for (const auto& line : missing) m << "\n  " << line;
