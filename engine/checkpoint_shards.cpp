@@ -17,7 +17,13 @@ using GenericDict = c10::impl::GenericDict;
 
 GenericDict load_dict(const fs::path& path) {
   if (!fs::exists(path)) throw std::runtime_error("checkpoint file '" + path.string() + "' does not exist");
-  c10::IValue value = torch::pickle_load(read_file(path.string()));
+  c10::IValue value;
+  try {
+    value = torch::pickle_load(read_file(path.string()));
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("checkpoint file '" + path.string() + "' cannot be read as a torch.save pickle (" +
+                             e.what_without_backtrace() + "); it may be truncated or damaged");
+  }
   if (!value.isGenericDict()) throw std::runtime_error("checkpoint file '" + path.string() + "' does not hold a dict");
   return value.toGenericDict();
 }
@@ -52,10 +58,16 @@ std::int64_t CheckpointTagInfo::parameter_count() const {
 
 struct CheckpointShards::Impl {
   GenericDict states{c10::StringType::get(), c10::AnyType::get()};
-  GenericDict optimizer{c10::StringType::get(), c10::AnyType::get()};
-  std::vector<GenericDict> shards;        ///< optimizer dict of each saved rank
-  std::vector<std::string> shard_paths;
+  GenericDict optimizer{c10::StringType::get(), c10::AnyType::get()};  ///< rank 0's, kept
+  std::vector<std::string> shard_paths;   ///< each saved rank's optimizer file (the model states at stage 0)
   std::unique_ptr<PartitionLayout> layout;
+
+  /// The optimizer dict of saved rank `r`: rank 0's from memory, another's read from its file now.
+  GenericDict shard(int r) const {
+    if (r == 0) return optimizer;
+    const std::string& path = shard_paths.at(static_cast<std::size_t>(r));
+    return entry(load_dict(path), "optimizer_state_dict", path).toGenericDict();
+  }
 };
 
 CheckpointShards::CheckpointShards(const std::string& dir, const std::string& tag) : impl_(std::make_unique<Impl>()) {
@@ -96,23 +108,24 @@ CheckpointShards::CheckpointShards(const std::string& dir, const std::string& ta
     for (int r = 0;; ++r) {
       const fs::path p = folder / optim_states_file_name(bf16, r);
       if (!fs::exists(p)) break;
-      impl_->shards.push_back(entry(load_dict(p), "optimizer_state_dict", p.string()).toGenericDict());
       impl_->shard_paths.push_back(p.string());
     }
     break;
   }
-  if (impl_->shards.empty()) {
-    impl_->shards.push_back(entry(s, "optimizer", where).toGenericDict());
+  if (impl_->shard_paths.empty()) {
+    impl_->optimizer = entry(s, "optimizer", where).toGenericDict();
     impl_->shard_paths.push_back(where);
+  } else {
+    const std::string& first = impl_->shard_paths.front();
+    impl_->optimizer = entry(load_dict(first), "optimizer_state_dict", first).toGenericDict();
   }
-  impl_->optimizer = impl_->shards.front();
   const auto& o = impl_->optimizer;
   const std::string& owhere = impl_->shard_paths.front();
   const int partitions = static_cast<int>(entry(o, "partition_count", owhere).toInt());
-  if (partitions != static_cast<int>(impl_->shards.size()))
-    throw std::runtime_error("checkpoint folder '" + folder.string() + "' holds " + std::to_string(impl_->shards.size()) +
-                             " optimizer shard(s) but they were written by " + std::to_string(partitions) +
-                             " rank(s): a rank's file is missing (was the save interrupted?)");
+  if (partitions != static_cast<int>(impl_->shard_paths.size()))
+    throw std::runtime_error("checkpoint folder '" + folder.string() + "' holds " +
+                             std::to_string(impl_->shard_paths.size()) + " optimizer shard(s) but they were written by " +
+                             std::to_string(partitions) + " rank(s): a rank's file is missing (was the save interrupted?)");
   impl_->layout = std::make_unique<PartitionLayout>(
       PartitionLayout::from_json(entry(o, "shardscope_layout", owhere).toStringRef()));
   if (impl_->layout->slot_count() != info_.names.size())
@@ -134,30 +147,57 @@ CheckpointShards::~CheckpointShards() = default;
 const c10::impl::GenericDict& CheckpointShards::model_states() const { return impl_->states; }
 const c10::impl::GenericDict& CheckpointShards::optimizer_dict() const { return impl_->optimizer; }
 
+const PartitionLayout& CheckpointShards::layout() const { return *impl_->layout; }
+int CheckpointShards::partition_count() const { return static_cast<int>(impl_->shard_paths.size()); }
+
+namespace {
+
+// Buffer `name` of one rank's optimizer dict, flat fp32, checked against the layout's shard length.
+torch::Tensor shard_buffer(const GenericDict& shard, const std::string& name, int zero_stage,
+                           const PartitionLayout& layout, const std::string& where) {
+  torch::Tensor t;
+  if (name == "fp32") {
+    const char* key = zero_stage == 3 ? "fp32_flat_groups" : "single_partition_of_fp32_groups";
+    t = entry(shard, key, where).toList().get(0).toTensor();
+  } else {
+    const auto state = entry(entry(shard, "base_optimizer_state", where).toGenericDict(), "state", where).toGenericDict();
+    auto it = state.find(name);
+    if (it == state.end()) throw std::runtime_error("checkpoint '" + where + "' has no optimizer state '" + name + "'");
+    t = it->value().toTensor();
+  }
+  t = t.to(torch::kFloat32).contiguous().reshape({-1});
+  if (t.numel() != layout.shard_numel())
+    throw std::runtime_error("checkpoint '" + where + "': '" + name + "' has " + std::to_string(t.numel()) +
+                             " elements, its layout says " + std::to_string(layout.shard_numel()));
+  return t;
+}
+
+}  // namespace
+
 torch::Tensor CheckpointShards::canonical(const std::string& name) const {
   const auto& layout = *impl_->layout;
   auto out = torch::zeros({layout.numel()}, torch::kFloat32);
-  for (std::size_t r = 0; r < impl_->shards.size(); ++r) {
-    const auto& shard = impl_->shards[r];
-    const std::string& where = impl_->shard_paths[r];
-    torch::Tensor t;
-    if (name == "fp32") {
-      const char* key = info_.zero_stage == 3 ? "fp32_flat_groups" : "single_partition_of_fp32_groups";
-      t = entry(shard, key, where).toList().get(0).toTensor();
-    } else {
-      const auto state = entry(entry(shard, "base_optimizer_state", where).toGenericDict(), "state", where).toGenericDict();
-      auto it = state.find(name);
-      if (it == state.end()) throw std::runtime_error("checkpoint '" + where + "' has no optimizer state '" + name + "'");
-      t = it->value().toTensor();
-    }
-    t = t.to(torch::kFloat32).contiguous().reshape({-1});
-    if (t.numel() != layout.shard_numel())
-      throw std::runtime_error("checkpoint '" + where + "': '" + name + "' has " + std::to_string(t.numel()) +
-                               " elements, its layout says " + std::to_string(layout.shard_numel()));
+  for (int r = 0; r < partition_count(); ++r) {
+    const std::string& where = impl_->shard_paths[static_cast<std::size_t>(r)];
+    const GenericDict shard = impl_->shard(r);  // read now, dropped after this rank's part is copied
+    const torch::Tensor t = shard_buffer(shard, name, info_.zero_stage, layout, where);
     const int rank = static_cast<int>(entry(shard, "partition_rank", where).toInt());
     layout.canonical_from_shard(t.data_ptr<float>(), rank, out.data_ptr<float>());
   }
   return out;
+}
+
+std::map<std::string, torch::Tensor> CheckpointShards::rank_shard(int rank) const {
+  if (rank < 0 || rank >= partition_count())
+    throw std::runtime_error("checkpoint '" + info_.folder + "' has no optimizer shard of rank " + std::to_string(rank) +
+                             " (it holds " + std::to_string(partition_count()) + ")");
+  const std::string& where = impl_->shard_paths[static_cast<std::size_t>(rank)];
+  const GenericDict shard = impl_->shard(rank);
+  std::map<std::string, torch::Tensor> buffers;
+  buffers["fp32"] = shard_buffer(shard, "fp32", info_.zero_stage, *impl_->layout, where);
+  for (const auto& name : info_.state_names)
+    buffers[name] = shard_buffer(shard, name, info_.zero_stage, *impl_->layout, where);
+  return buffers;
 }
 
 std::vector<std::string> checkpoint_tags(const std::string& dir, std::string* latest) {

@@ -3,7 +3,9 @@
 // optimizer shards of every rank and the partition layout stored in each, reassembled into one
 // canonical fp32 buffer per state (the parameters in model order, no padding). This is what lets a
 // run resume at another world size without DeepSpeed's universal-checkpoint conversion, and what
-// `shardscope ckpt consolidate` and `ckpt info` read.
+// `shardscope ckpt consolidate` and `ckpt info` read. Only rank 0's optimizer file is read when
+// the tag is opened; the others are read one at a time when a buffer is reassembled, or not at all
+// when a rank resumes with the saved partitioning and reads its own shard (rank_shard()).
 
 #include <cstdint>
 #include <map>
@@ -14,6 +16,8 @@
 #include <torch/types.h>
 
 namespace shardscope::engine {
+
+class PartitionLayout;
 
 struct CheckpointTagInfo {
   std::string folder;        ///< dir/tag
@@ -46,8 +50,16 @@ class CheckpointShards {
   /// The optimizer dict of rank 0 (counters, loss scaler), or of the model states without ZeRO.
   const c10::impl::GenericDict& optimizer_dict() const;
   /// fp32 values of buffer `name` ("fp32" for the master weights, else an optimizer state) for all
-  /// parameters in model order, reassembled from every rank's shard. CPU, [parameter_count()].
+  /// parameters in model order, reassembled from every rank's shard, reading one file at a time.
+  /// CPU, [parameter_count()].
   torch::Tensor canonical(const std::string& name) const;
+  /// The partitioning the optimizer shards were saved with (groups, padding, world size).
+  const PartitionLayout& layout() const;
+  /// Optimizer files in the tag: the world size for ZeRO stages 1-3, else 1.
+  int partition_count() const;
+  /// What saved rank `rank`'s optimizer file holds, as saved: "fp32" (its master shard) and each
+  /// optimizer state, flat fp32 CPU tensors of layout().shard_numel() elements. Reads that file only.
+  std::map<std::string, torch::Tensor> rank_shard(int rank) const;
 
  private:
   struct Impl;

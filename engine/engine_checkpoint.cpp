@@ -165,12 +165,26 @@ std::string Engine::load_checkpoint(const std::string& dir, std::optional<std::s
   };
 
   torch::NoGradGuard no_grad;
+  // Saved with this run's partitioning (same parameters, groups and world size): this rank reads
+  // its own file only, as DeepSpeed's ranks do. Otherwise every buffer is reassembled from all
+  // the files and this rank's shard cut out of it, one buffer at a time.
+  std::vector<std::string> names;
+  for (const auto& slot : zero.slots()) names.push_back(slot.name);
+  const int my_file = zero.sharded() ? options_.rank : 0;
+  const bool same_partitioning = names == info.names && shards.layout().to_json() == zero.layout().to_json() &&
+                                 shards.partition_count() == (zero.sharded() ? options_.world_size : 1);
+  std::map<std::string, torch::Tensor> saved;
+  if (same_partitioning) saved = shards.rank_shard(my_file);
+  const auto buffer = [&](const std::string& name) {
+    return same_partitioning ? saved.at(name) : my_shard(shards.canonical(name));
+  };
   // fp32 master first, then the 16-bit weights from it (DeepSpeed's load_from_fp32_weights).
-  master_.copy_(my_shard(shards.canonical("fp32")));
+  master_.copy_(buffer("fp32"));
   if (master_.data_ptr() != zero.optimizer_params().data_ptr())  // stage 0 in 16-bit
     runtime_->optimizer_params().copy_(master_);
   std::map<std::string, torch::Tensor> state;
-  for (const auto& name : info.state_names) state[name] = my_shard(shards.canonical(name));
+  for (const auto& name : info.state_names) state[name] = buffer(name);
+  saved.clear();
   optimizer_->load_state(state, info.optimizer_step);
   runtime_->after_optimizer_step();  // stages 1-2: all-gather the weights; stage 3: re-gather on use
 
@@ -189,10 +203,9 @@ std::string Engine::load_checkpoint(const std::string& dir, std::optional<std::s
   zero_grad();
   log("[Rank " + std::to_string(options_.rank) + "] Loaded checkpoint " + where + " at step " +
       std::to_string(global_steps_) +
-      (info.world_size != options_.world_size || info.zero_stage != config_.zero.stage
-           ? " (saved by " + std::to_string(info.world_size) + " rank(s) at ZeRO stage " +
-                 std::to_string(info.zero_stage) + ", resharded)"
-           : ""));
+      (same_partitioning ? std::string()
+                         : " (saved by " + std::to_string(info.world_size) + " rank(s) at ZeRO stage " +
+                               std::to_string(info.zero_stage) + ", resharded)"));
   return entry(states, "client_state", where).toStringRef();
 }
 

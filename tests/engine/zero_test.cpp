@@ -5,9 +5,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
+#include "engine/checkpoint_files.hpp"
+#include "engine/checkpoint_shards.hpp"
 #include "engine/data/sample_dataset.hpp"
 #include "engine/engine.hpp"
 #include "engine/gathered_parameters.hpp"
@@ -340,6 +344,50 @@ TEST(Zero, CheckpointOfTwoRanksResumesOnOneAndOnFour) {
     if (rank == 0) resumed = l;
   });
   expect_close(resumed, continued, "resumed on 4 ranks at stage 3");
+
+  // The saved partitioning again: each rank reads its own optimizer file only.
+  const auto folder = std::filesystem::path(dir.file("ckpt")) / "global_step5";
+  auto two = models(2);
+  std::vector<double> same;
+  std::vector<std::string> lines;
+  std::mutex lines_mutex;
+  run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+    EngineOptions options;
+    options.communicator = comm;
+    options.log = [&](const std::string& line) {
+      std::lock_guard<std::mutex> lock(lines_mutex);
+      lines.push_back(line);
+    };
+    Engine engine(two[rank], resolved_config(config_json(2, 4, 1)), options);
+    engine.load_checkpoint(dir.file("ckpt"));
+    auto l = train(engine, 5, 5);
+    if (rank == 0) same = l;
+  });
+  expect_close(same, continued, "resumed on 2 ranks at stage 2");
+  int loaded = 0;
+  for (const auto& line : lines)
+    if (line.find("Loaded checkpoint") != std::string::npos) {
+      ++loaded;
+      EXPECT_EQ(line.find("resharded"), std::string::npos) << line;
+    }
+  EXPECT_EQ(loaded, 2) << "one load line per rank";
+  {
+    // With rank 1's file damaged, rank 0's own shard still reads; reassembling names the bad file.
+    const auto rank1 = folder / optim_states_file_name(/*bf16=*/false, 1);
+    ASSERT_TRUE(std::filesystem::exists(rank1));
+    std::ofstream(rank1, std::ios::trunc) << "not a pickle";
+    const CheckpointShards shards(dir.file("ckpt"));
+    EXPECT_EQ(shards.partition_count(), 2);
+    const auto mine = shards.rank_shard(0);
+    EXPECT_EQ(mine.at("fp32").numel(), shards.layout().shard_numel());
+    EXPECT_EQ(mine.count("exp_avg_sq"), 1u);
+    try {
+      shards.canonical("fp32");
+      ADD_FAILURE() << "reassembling read past the damaged file";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("zero_pp_rank_1"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
