@@ -5,6 +5,7 @@
 #include <iostream>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include <ATen/autocast_mode.h>
@@ -14,6 +15,7 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include "kernels/cpu_features.hpp"
 #include "kernels/cpu_norm.hpp"
 #include "kernels/cpu_unscale.hpp"
 #include "profiler/comm_bandwidth.hpp"
@@ -135,6 +137,9 @@ ZeroSettings zero_settings_from_config(const configs::ZeroConfig& z) {
   s.param_persistence_threshold = z.param_persistence_threshold;
   s.max_live_parameters = z.max_live_parameters;
   s.max_reuse_distance = z.max_reuse_distance;
+  s.offload_optimizer = z.stage >= 1 && z.offload_optimizer.device == configs::OffloadDevice::kCpu;
+  s.offload_param = z.stage == 3 && z.offload_param.device == configs::OffloadDevice::kCpu;
+  s.pin_memory = z.offload_param.pin_memory;
   return s;
 }
 
@@ -162,13 +167,43 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     throw std::invalid_argument("Lamb's trust ratio is computed per whole tensor, which ZeRO stage " +
                                 std::to_string(stage) + " splits across ranks; use stage 0 with Lamb, or "
                                 "Adam/AdamW/Lion/Adagrad/SGD with ZeRO");
+  const auto& offload = config_.zero.offload_optimizer;
+  if (offload.device == configs::OffloadDevice::kNvme)
+    throw std::invalid_argument("zero_optimization.offload_optimizer.device is \"nvme\": ShardScope's engine offloads "
+                                "the optimizer to CPU memory only; use \"device\": \"cpu\"");
+  if (offload.device == configs::OffloadDevice::kCpu && offload.ratio < 1.0)
+    throw std::invalid_argument("zero_optimization.offload_optimizer.ratio " + std::to_string(offload.ratio) +
+                                ": partial offload is not run by ShardScope's engine; remove \"ratio\" to offload "
+                                "the whole optimizer");
+  if (config_.zero.offload_param.device == configs::OffloadDevice::kNvme && stage == 3)
+    throw std::invalid_argument("zero_optimization.offload_param.device is \"nvme\": ShardScope's engine offloads "
+                                "parameters to CPU memory only; use \"device\": \"cpu\"");
+  const ZeroSettings zero_settings = zero_settings_from_config(config_.zero);
+  offload_ = zero_settings.offload_optimizer;
+  separate_shard_ = offload_ || zero_settings.offload_param;
   runtime_ = std::make_unique<ZeroRuntime>(*model_, model_dtype_, options_.device, options_.communicator,
-                                           zero_settings_from_config(config_.zero));
+                                           zero_settings);
   const torch::Tensor weights = runtime_->optimizer_params();
-  master_ = model_dtype_ == torch::kFloat32 ? weights : weights.to(torch::kFloat32);
-  // Stages 1-3 keep no 16-bit copy of the shard: the runtime casts chunks of the fp32 master as it
-  // gathers them (as FSDP2 casts its fp32 shards), which saves 2 bytes per parameter / world size.
-  if (stage >= 1) runtime_->adopt_master(master_);
+  if (offload_) {
+    // ZeRO-Offload: the fp32 master and the optimizer state live in (pinned) host memory and the
+    // CPU kernels step them; the device keeps this rank's 16-bit shard, which the runtime gathers.
+    const bool pin = options_.device.is_cuda() && config_.zero.offload_optimizer.pin_memory;
+    const auto host = torch::TensorOptions().device(torch::kCPU).pinned_memory(pin);
+    master_ = torch::empty({weights.numel()}, host.dtype(torch::kFloat32));
+    master_.copy_(weights);
+    host_grads_ = torch::empty({weights.numel()}, host.dtype(torch::kFloat32));
+    // With offload_param the shard is a host buffer already: the kernel writes the update into it.
+    if (model_dtype_ != torch::kFloat32)
+      host_weights_ = weights.is_cpu() ? weights : torch::empty({weights.numel()}, host.dtype(model_dtype_));
+  } else if (separate_shard_) {
+    // offload_param alone: the fp32 master stays on the device; the host shard follows it after each step.
+    master_ = weights.to(options_.device, torch::kFloat32, /*non_blocking=*/false, /*copy=*/true);
+  } else {
+    master_ = model_dtype_ == torch::kFloat32 ? weights : weights.to(torch::kFloat32);
+    // Stages 1-3 keep no 16-bit copy of the shard: the runtime casts chunks of the fp32 master as it
+    // gathers them (as FSDP2 casts its fp32 shards), which saves 2 bytes per parameter / world size.
+    if (stage >= 1) runtime_->adopt_master(master_);
+  }
   // Lamb's per-tensor trust ratio needs whole tensors in the buffer: true at stage 0 or one rank.
   std::vector<TensorSegment> segments;
   if (stage == 0 || options_.world_size == 1)
@@ -178,9 +213,36 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     for (std::size_t i = 0; i < runtime_->slots().size(); ++i)
       segments.push_back({runtime_->layout().slot_offset(static_cast<int>(i)), runtime_->slots()[i].numel});
   }
-  optimizer_ = std::make_unique<FlatOptimizer>(
-      settings, master_, model_dtype_ == torch::kFloat32 || stage >= 1 ? torch::Tensor() : weights,
-      std::move(segments));
+  // The kernel writes the updated 16-bit weights in the same pass: into the model's buffer at stage
+  // 0, into the host copy that goes back to the device with offload; stages 1-3 gather from the master.
+  torch::Tensor model_copy;
+  if (offload_) model_copy = host_weights_;
+  else if (model_dtype_ != torch::kFloat32 && stage == 0) model_copy = weights;
+  optimizer_ = std::make_unique<FlatOptimizer>(settings, master_, model_copy, std::move(segments));
+  if (offload_) {
+    // Ranks of one host share its cores for the CPU step: each takes cpuadam_cores_perc of its
+    // share, unless OMP_NUM_THREADS chose already (every rank's OpenMP would take all cores).
+    if (options_.device.is_cuda() && !std::getenv("OMP_NUM_THREADS")) {
+      long local = options_.world_size;
+      for (const char* name : {"LOCAL_WORLD_SIZE", "LOCAL_SIZE"})
+        if (const char* v = std::getenv(name); v && std::atol(v) > 0) {
+          local = std::atol(v);
+          break;
+        }
+      const auto cores = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
+      kernels::set_cpu_thread_count(
+          static_cast<int>(cores * offload.cpuadam_cores_perc / static_cast<double>(std::max(1L, local))));
+    }
+    const double mib = static_cast<double>(master_.numel() * 4 + optimizer_->state_bytes() + host_grads_.numel() * 4 +
+                                           (host_weights_.defined() ? host_weights_.numel() * host_weights_.element_size() : 0)) /
+                       (1024.0 * 1024.0);
+    char text[96];
+    std::snprintf(text, sizeof text, "%.1f MiB", mib);
+    log("[Rank " + std::to_string(options_.rank) + "] ZeRO-Offload: the fp32 master, " + settings.type_name +
+        " state and gradients of this rank's shard (" + text + ") are in " +
+        (master_.is_pinned() ? "pinned " : "") + "CPU memory; the optimizer steps on the CPU with " +
+        std::to_string(kernels::cpu_thread_count()) + " thread(s)");
+  }
   scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
   if (config_.precision() == configs::PrecisionMode::kFp16) {
     const auto& f = config_.fp16;
@@ -337,14 +399,30 @@ void Engine::refresh_master_from_weights() {
   if (master_.data_ptr() != runtime_->optimizer_params().data_ptr()) master_.copy_(runtime_->optimizer_params());
 }
 
-bool Engine::gradients_overflowed() {
+GradientPieces Engine::gradients_to_host() {
+  torch::NoGradGuard no_grad;
+  for (const auto& piece : runtime_->gradient_pieces())
+    host_grads_.narrow(0, piece.offset, piece.grads.numel()).copy_(piece.grads, /*non_blocking=*/true);
+  if (options_.device.is_cuda()) torch::cuda::synchronize(options_.device.index());  // the CPU reads them next
+  return {{0, host_grads_}};
+}
+
+void Engine::update_shard_from_master() {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor& source = host_weights_.defined() ? host_weights_ : master_;
+  if (source.data_ptr() == runtime_->optimizer_params().data_ptr()) return;  // the kernel wrote it in place
+  // Pinned memory, ordered on the stream before the gathers that read the shard; the host buffer
+  // is next written after the next backward's gradients_to_host() synchronized.
+  runtime_->optimizer_params().copy_(source, /*non_blocking=*/true);
+}
+
+bool Engine::gradients_overflowed(const GradientPieces& pieces) {
   const auto precision = config_.precision();
   const bool check = precision == configs::PrecisionMode::kFp16 ||
                      (precision == configs::PrecisionMode::kBf16 && config_.bf16.check_grad_overflow);
   // The reduced gradients are sums over ranks: dividing by the world size averages them, as
   // DeepSpeed's postscale_gradients does, in the same pass as the loss-scale division.
   const double inv_scale = 1.0 / ((scaler_ ? scaler_->scale() : 1.0) * options_.world_size);
-  const GradientPieces pieces = runtime_->gradient_pieces();
   bool overflow = false;
   if (master_.is_cpu()) {
     for (const auto& piece : pieces) {
@@ -421,7 +499,8 @@ StepOutcome Engine::step() {
   timer_start(profiler::timer_names::kStep);
   const auto start = Clock::now();
   outcome.boundary = true;
-  const bool overflow = gradients_overflowed();
+  const GradientPieces grads = offload_ ? gradients_to_host() : runtime_->gradient_pieces();
+  const bool overflow = gradients_overflowed(grads);
   if (overflow) {
     outcome.skipped = true;
     ++skipped_steps_;
@@ -431,9 +510,9 @@ StepOutcome Engine::step() {
                                                                     " Skipping step.");
     if (outcome.overflow_message) log(*outcome.overflow_message);
   } else {
-    const GradientPieces grads = runtime_->gradient_pieces();
     outcome.grad_norm = clip_gradients(grads);
     optimizer_->step(grads, outcome.lr, scheduler_->current_momentum(), scheduler_->beta2());
+    if (separate_shard_) update_shard_from_master();
     runtime_->after_optimizer_step();
     scheduler_->step();
     if (scaler_) scaler_->update(false, options_.rank);

@@ -142,7 +142,11 @@ class Engine {
   void timer_start(const char* name);
   void timer_stop(const char* name);
   void install_comms_logger();
-  bool gradients_overflowed();
+  bool gradients_overflowed(const GradientPieces& pieces);
+  /// offload_optimizer: the reduced gradients copied into host_grads_, as one piece.
+  GradientPieces gradients_to_host();
+  /// Offload: the updated weights into the runtime's shard (on the device, or the host with offload_param).
+  void update_shard_from_master();
   double clip_gradients(const GradientPieces& pieces);
   void load_shards(const std::string& folder, bool bf16, const std::string& where);
   void zero_grad();
@@ -154,6 +158,9 @@ class Engine {
   std::optional<torch::Dtype> autocast_dtype_;
   std::unique_ptr<ZeroRuntime> runtime_;
   torch::Tensor master_;
+  bool offload_ = false;                     ///< offload_optimizer: master and state on the host
+  bool separate_shard_ = false;              ///< offload: the runtime gathers from a 16-bit shard, not the master
+  torch::Tensor host_grads_, host_weights_;  ///< offload: pinned fp32 gradients, 16-bit updated weights
   std::unique_ptr<FlatOptimizer> optimizer_;
   std::unique_ptr<LrSchedule> scheduler_;
   std::unique_ptr<LossScaler> scaler_;

@@ -98,4 +98,12 @@ int cpu_thread_count() {
 #endif
 }
 
+void set_cpu_thread_count(int threads) {
+#ifdef _OPENMP
+  omp_set_num_threads(threads < 1 ? 1 : threads);
+#else
+  (void)threads;
+#endif
+}
+
 }  // namespace shardscope::kernels

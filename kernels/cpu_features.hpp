@@ -36,5 +36,7 @@ SimdLevel checked_simd_level(SimdLevel requested);
 bool simd_paths_compiled();
 /// Threads an OpenMP parallel region would use here (1 without OpenMP).
 int cpu_thread_count();
+/// Sets the threads the CPU kernels' parallel regions use (no-op without OpenMP).
+void set_cpu_thread_count(int threads);
 
 }  // namespace shardscope::kernels

@@ -53,7 +53,11 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
     const bool direct = dtype_ == torch::kFloat32 || (dtype_ == torch::kBFloat16 && device_.is_cuda());
     fp32_grads_ = direct ? flat_->grads() : torch::zeros({layout_->padded_numel()}, fp32);
   } else {
-    optimizer_params_ = torch::zeros({layout_->shard_numel()}, options);
+    TORCH_CHECK(!settings_.offload_param || settings_.stage == 3, "offload_param needs ZeRO stage 3");
+    const auto shard_options = settings_.offload_param
+                                   ? options.device(torch::kCPU).pinned_memory(device_.is_cuda() && settings_.pin_memory)
+                                   : options;
+    optimizer_params_ = torch::zeros({layout_->shard_numel()}, shard_options);
     for (const auto& g : layout_->groups()) {
       const auto chunk = g.chunk(world);
       torch::Tensor whole;
@@ -77,8 +81,10 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
       optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
     }
     if (settings_.stage == 1) {
-      fp32_grads_ = torch::zeros({layout_->shard_numel()}, fp32);
-      reduced_shard_ = dtype_ == torch::kFloat32 ? fp32_grads_ : torch::zeros({layout_->shard_numel()}, options);
+      reduced_shard_ = torch::zeros({layout_->shard_numel()}, options);
+      const bool host_reads_16bit = settings_.offload_optimizer;  // converted on the way to the host
+      fp32_grads_ = dtype_ == torch::kFloat32 || host_reads_16bit ? reduced_shard_
+                                                                  : torch::zeros({layout_->shard_numel()}, fp32);
     } else {
       grad_chunks_.resize(groups_.size());
     }
@@ -101,6 +107,8 @@ void ZeroRuntime::adopt_master(torch::Tensor master) {
 torch::Tensor ZeroRuntime::shard_chunk(int g) const {
   const auto& group = layout_->groups()[g];
   auto chunk = optimizer_params_.narrow(0, group.shard_offset, group.chunk(world_size()));
+  if (chunk.device() != device_)  // offload_param: to the device on the current stream, then gathered
+    return chunk.to(device_, dtype_, /*non_blocking=*/true);
   return chunk.scalar_type() == dtype_ ? chunk : chunk.to(dtype_);
 }
 

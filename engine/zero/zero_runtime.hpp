@@ -39,6 +39,13 @@ struct ZeroSettings {
   std::int64_t param_persistence_threshold = 100'000;   ///< stage 3: layers this small stay gathered
   std::int64_t max_live_parameters = 1'000'000'000;     ///< stage 3: gathered elements at most
   std::int64_t max_reuse_distance = 1'000'000'000;      ///< stage 3: keep if reused within this many elements
+  /// offload_optimizer to the CPU: the optimizer reads the gradients from host memory, so stage 1
+  /// keeps no fp32 copy of its reduced shard on the device.
+  bool offload_optimizer = false;
+  /// Stage 3, offload_param to the CPU: this rank's 16-bit shard lives in host memory (pinned with
+  /// `pin_memory` on a GPU) and each gather copies its chunk to the device first.
+  bool offload_param = false;
+  bool pin_memory = true;
 };
 
 /// What the stage-3 gatherer did, for tests and the profiler.
@@ -66,7 +73,8 @@ class ZeroRuntime {
   bool sharded() const { return settings_.stage >= 1; }
 
   /// The weights the optimizer updates: the full 16-bit (or fp32) flat buffer at stage 0; at
-  /// stages 1-3 this rank's shard, 16-bit until adopt_master() makes it the fp32 master.
+  /// stages 1-3 this rank's shard, 16-bit until adopt_master() makes it the fp32 master (on the
+  /// host with offload_param).
   const torch::Tensor& optimizer_params() const { return optimizer_params_; }
   /// Stages 1-3: makes `master` (this rank's fp32 shard) the source of every gather, dropping the
   /// 16-bit shard; chunks are cast to the model dtype as they are gathered.
@@ -74,7 +82,8 @@ class ZeroRuntime {
   /// The reduced gradients the optimizer reads, covering optimizer_params(); whole after
   /// end_backward() of a reducing micro-step. Not yet divided by the world size.
   ///  stage 0-1  one piece: fp32, except at stage 0 in bf16 on a GPU, where it is the model's bf16
-  ///             gradient buffer itself;
+  ///             gradient buffer itself, and at stage 1 with offload_optimizer, where it is the
+  ///             16-bit reduced shard (converted as it is copied to the host);
   ///  stage 2-3  one fp32 piece per group, allocated when the group's first reduce-scatter lands
   ///             and freed by zero_grads(), so no gradient memory exists during the forward and
   ///             it grows during the backward as activations are freed (as FSDP2's sharded

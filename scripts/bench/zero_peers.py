@@ -4,6 +4,9 @@
   fsdp2          FSDP2 fully_shard per block, bf16 params and reduction,
                  reshard_after_forward=False                             (peer of stage 2)
   fsdp2-reshard  the same with reshard_after_forward=True                (peer of stage 3)
+  fsdp2-offload, fsdp2-reshard-offload
+                 the same with CPUOffloadPolicy(pin_memory=True): sharded parameters, gradients
+                 and AdamW state on the host, torch's fused CPU AdamW (peers of offload_optimizer)
 Each trains the GPT-2 of gpt2_eager.py on random tokens and reports rank 0's tokens/s per GPU
 (steps after the warmup) and every rank's peak allocated bytes."""
 import math
@@ -21,7 +24,9 @@ def _worker(rank, world, mode, shape, micro_batch, steps, warmup, port, results)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), NCCL_NVLS_ENABLE="0")
     torch.cuda.set_device(rank)
     device = torch.device("cuda", rank)
-    dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+    # CPU offload: the gradient norm of host-resident DTensors is all-reduced over Gloo.
+    backend = "cpu:gloo,cuda:nccl" if mode.endswith("-offload") else "nccl"
+    dist.init_process_group(backend, rank=rank, world_size=world, device_id=device)
     layers, hidden, heads, vocab, seq_len = shape
     torch.manual_seed(0)
     model = GPT2(layers, hidden, heads, vocab, seq_len).to(device)
@@ -36,11 +41,13 @@ def _worker(rank, world, mode, shape, micro_batch, steps, warmup, port, results)
             opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW, fused=True, **kwargs)
     else:
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+        from torch.distributed.fsdp import CPUOffloadPolicy, OffloadPolicy
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16)
-        reshard = mode == "fsdp2-reshard"
+        reshard = mode.startswith("fsdp2-reshard")
+        offload = CPUOffloadPolicy(pin_memory=True) if mode.endswith("-offload") else OffloadPolicy()
         for block in model.h:
-            fully_shard(block, mp_policy=policy, reshard_after_forward=reshard)
-        fully_shard(model, mp_policy=policy, reshard_after_forward=reshard)
+            fully_shard(block, mp_policy=policy, reshard_after_forward=reshard, offload_policy=offload)
+        fully_shard(model, mp_policy=policy, reshard_after_forward=reshard, offload_policy=offload)
         opt = torch.optim.AdamW(model.parameters(), fused=True, **kwargs)
         autocast = False
     gen = torch.Generator(device=device).manual_seed(1 + rank)

@@ -1,6 +1,9 @@
 // ZeRO stages 0-3 over NCCL on 2 GPUs (ranks as threads, one GPU each) in bf16 and fp16 against the
-// one-GPU run with the same global batch. Skipped, with the reason, where fewer than 2 GPUs exist.
+// one-GPU run with the same global batch, and optimizer offload to pinned host memory. Skipped, with
+// the reason, where fewer GPUs exist.
 #include <gtest/gtest.h>
+
+#include <c10/cuda/CUDACachingAllocator.h>
 
 #include <cmath>
 
@@ -17,12 +20,12 @@ using testing::run_ranks;
 
 constexpr int kGlobalBatch = 8;
 
-std::string config_json(int stage, int micro_batch, const std::string& precision) {
+std::string config_json(int stage, int micro_batch, const std::string& precision, const std::string& extra = "") {
   return R"({"train_micro_batch_size_per_gpu": )" + std::to_string(micro_batch) +
          R"(, "optimizer": {"type": "AdamW", "params": {"lr": 0.003}}, "gradient_clipping": 1.0, ")" + precision +
          R"(": {"enabled": true}, "zero_optimization": {"stage": )" + std::to_string(stage) +
          R"(, "overlap_comm": true, "reduce_bucket_size": 20000, "stage3_prefetch_bucket_size": 20000,
-             "stage3_param_persistence_threshold": 1000}})";
+             "stage3_param_persistence_threshold": 1000)" + extra + "}}";
 }
 
 std::shared_ptr<TrainableModel> model() {
@@ -73,6 +76,55 @@ TEST_P(ZeroOnTwoGpus, MatchesOneGpuWithinHalfPrecisionTolerance) {
   for (std::size_t i = 0; i < losses.size(); ++i)
     EXPECT_LT(std::abs(losses[i] - reference[i]) / reference[i], 2e-2)
         << precision << " stage " << stage << " step " << i << ": " << losses[i] << " vs " << reference[i];
+}
+
+// offload_optimizer on 2 GPUs: the master and AdamW state in pinned host memory, stepped by the CPU
+// kernels, give the device run's losses, and the device holds less by about their size.
+TEST(ZeroOffloadOnTwoGpus, TracksTheDeviceRunAndFreesTheOptimizerStateFromTheDevice) {
+  if (torch::cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << torch::cuda::device_count() << " visible";
+  const std::vector<std::pair<int, std::string>> cases = {
+      {1, R"(, "offload_optimizer": {"device": "cpu"})"},
+      {2, R"(, "offload_optimizer": {"device": "cpu"})"},
+      {3, R"(, "offload_optimizer": {"device": "cpu"})"},
+      {3, R"(, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"})"}};
+  for (const auto& offload_case : cases) {
+    const int stage = offload_case.first;  // named copies: the rank lambdas capture them
+    const std::string offload_json = offload_case.second;
+    std::vector<double> losses[2];
+    std::int64_t device_bytes[2] = {0, 0}, state_bytes = 0;
+    for (int offload = 0; offload < 2; ++offload) {
+      std::vector<std::shared_ptr<TrainableModel>> models{model(), model()};
+      run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+        EngineOptions options;
+        options.device = comm->device();
+        options.communicator = comm;
+        const std::string extra = offload ? offload_json : "";
+        Engine engine(models[rank], resolved_config(config_json(stage, kGlobalBatch / 2, "bf16", extra)), options);
+        auto l = train(engine, 20);
+        if (rank != 0) return;
+        losses[offload] = l;
+        if (offload) {
+          EXPECT_TRUE(engine.master_weights().is_pinned()) << offload_json;
+          for (const auto& [name, buffer] : engine.optimizer().state()) EXPECT_TRUE(buffer.is_cpu()) << name;
+          // What left the device: the fp32 master and the state, less the 16-bit shard it keeps
+          // instead (with offload_param that is on the host too).
+          const auto& shard = engine.zero().optimizer_params();
+          state_bytes = engine.master_weights().numel() * 4 + engine.optimizer().state_bytes() -
+                        (shard.is_cuda() ? shard.numel() * 2 : 0);
+        }
+        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(comm->device().index());
+        device_bytes[offload] = stats.allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)].current;
+      }, /*cuda=*/true);
+    }
+    for (std::size_t i = 0; i < losses[0].size(); ++i)
+      EXPECT_LT(std::abs(losses[1][i] - losses[0][i]) / losses[0][i], 2e-2)
+          << offload_json << " stage " << stage << " step " << i << ": offloaded " << losses[1][i] << " vs "
+          << losses[0][i];
+    // Stage 1 also loses its fp32 copy of the reduced gradients.
+    EXPECT_GE(device_bytes[0] - device_bytes[1], state_bytes * 9 / 10)
+        << offload_json << " stage " << stage << ": " << device_bytes[0] << " bytes on the device without offload, " << device_bytes[1]
+        << " with; expected a difference of at least 0.9 x " << state_bytes;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Nccl, ZeroOnTwoGpus,

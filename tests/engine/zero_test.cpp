@@ -128,6 +128,68 @@ TEST(Zero, AccumulationAndOverlapMatchOneRank) {
   }
 }
 
+// offload_optimizer to the CPU: the master and optimizer state are host buffers apart from the
+// shard the runtime gathers, the CPU kernels step them, and the losses are those of one rank.
+TEST(Zero, OptimizerOffloadMatchesOneRank) {
+  const auto reference = single_rank_losses(8, 2);
+  for (int stage : {1, 2, 3}) {
+    auto list = models(2);
+    std::vector<double> losses;
+    run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+      EngineOptions options;
+      options.communicator = comm;
+      Engine engine(list[rank],
+                    resolved_config(config_json(stage, 2, 2, R"(, "offload_optimizer": {"device": "cpu"})")), options);
+      EXPECT_TRUE(engine.master_weights().is_cpu());
+      EXPECT_NE(engine.master_weights().data_ptr(), engine.zero().optimizer_params().data_ptr())
+          << "stage " << stage << ": the master must be a host buffer of its own";
+      auto l = train(engine, 0, 8);
+      if (rank == 0) losses = l;
+    });
+    expect_close(losses, reference, "offload at stage " + std::to_string(stage));
+  }
+}
+
+// offload_param at stage 3 (alone and with offload_optimizer): the 16-bit shard is a host buffer
+// the gathers read from, and the losses are those of one rank.
+TEST(Zero, ParameterOffloadMatchesOneRank) {
+  const auto reference = single_rank_losses(8, 2);
+  for (const char* extra : {R"(, "offload_param": {"device": "cpu"})",
+                            R"(, "offload_param": {"device": "cpu"}, "offload_optimizer": {"device": "cpu"})"}) {
+    auto list = models(2);
+    std::vector<double> losses;
+    run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+      EngineOptions options;
+      options.communicator = comm;
+      Engine engine(list[rank], resolved_config(config_json(3, 2, 2, extra)), options);
+      EXPECT_NE(engine.master_weights().data_ptr(), engine.zero().optimizer_params().data_ptr()) << extra;
+      auto l = train(engine, 0, 8);
+      if (rank == 0) losses = l;
+    });
+    expect_close(losses, reference, std::string("stage 3") + extra);
+  }
+}
+
+TEST(Zero, OffloadTheEngineCannotRunIsRefusedWithTheKey) {
+  const auto refused = [](int stage, const std::string& extra) -> std::string {
+    try {
+      Engine engine(tiny_model(ModelKind::kGpt2), resolved_config(config_json(stage, 8, 1, extra)));
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(refused(2, R"(, "offload_optimizer": {"device": "nvme", "nvme_path": "/tmp"})")
+                .find("offload_optimizer.device is \"nvme\""),
+            std::string::npos);
+  EXPECT_NE(refused(3, R"(, "offload_optimizer": {"device": "cpu", "ratio": 0.5})").find("offload_optimizer.ratio"),
+            std::string::npos);
+  EXPECT_NE(refused(3, R"(, "offload_param": {"device": "nvme", "nvme_path": "/tmp"})")
+                .find("offload_param.device is \"nvme\""),
+            std::string::npos);
+  EXPECT_EQ(refused(2, R"(, "offload_optimizer": {"device": "cpu"})"), "");
+}
+
 TEST(Zero, OptimizerStateIsOneNthPerRank) {
   Engine one(tiny_model(ModelKind::kGpt2), resolved_config(config_json(0, 8, 1)));
   const std::int64_t total = one.optimizer().state_bytes();
