@@ -4,16 +4,8 @@
 # of the zero3_cpu_offload template, then the offload benchmark against FSDP2 with CPUOffloadPolicy.
 # Usage on the nvidia-h200-x2 machine: bash scripts/gpu_offload_checks.sh [bench arguments...]
 # The logs come back as one archive, $OUT/gpu-offload-logs.tgz (the device tool returns few files).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0
-ARCHIVE_DIR="${OUT:-/tmp/shardscope-out}"
-OUT_DIR="$ARCHIVE_DIR/logs"
-mkdir -p "$OUT_DIR"
-trap 'tar -czf "$ARCHIVE_DIR/gpu-offload-logs.tgz" -C "$ARCHIVE_DIR" logs && rm -rf "$OUT_DIR"' EXIT
-CLI=build-gpu/app/cli/shardscope
-OUT="$OUT_DIR" timeout 300 bash scripts/build_on_gpu.sh -L cuda > "$OUT_DIR/build-and-cuda-tests.log" 2>&1
-echo "build+cuda tests rc=$?"; grep -E "tests passed|Failed|Test #.*(Offload|Passed|Failed)" "$OUT_DIR/build-and-cuda-tests.log" | tail -n 8
+source "$(dirname "$0")/gpu_check_common.sh" gpu-offload
+grep -E "tests passed|Failed|Test #.*(Offload|Passed|Failed)" "$OUT_DIR/build-and-cuda-tests.log" | tail -n 8
 
 # The template a GUI user picks for the largest models: ZeRO-3 with optimizer and parameters on the host.
 work=$(mktemp -d)

@@ -4,16 +4,8 @@
 # resumed on 1 GPU, then the ZeRO benchmark against DDP / ZeroRedundancyOptimizer / FSDP2.
 # Usage on the nvidia-h200-x2 machine: bash scripts/gpu_zero_checks.sh [bench arguments...]
 # The logs come back as one archive, $OUT/gpu-zero-logs.tgz (the device tool returns few files).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export NCCL_NVLS_ENABLE=0
-ARCHIVE_DIR="${OUT:-/tmp/shardscope-out}"
-OUT_DIR="$ARCHIVE_DIR/logs"
-mkdir -p "$OUT_DIR"
-trap 'tar -czf "$ARCHIVE_DIR/gpu-zero-logs.tgz" -C "$ARCHIVE_DIR" logs && rm -rf "$OUT_DIR"' EXIT
-CLI=build-gpu/app/cli/shardscope
-OUT="$OUT_DIR" timeout 300 bash scripts/build_on_gpu.sh -L cuda > "$OUT_DIR/build-and-cuda-tests.log" 2>&1
-echo "build+cuda tests rc=$?"; tail -n 25 "$OUT_DIR/build-and-cuda-tests.log"
+source "$(dirname "$0")/gpu_check_common.sh" gpu-zero
+tail -n 25 "$OUT_DIR/build-and-cuda-tests.log"
 
 work=$(mktemp -d)
 cat > "$work/ds.json" <<'JSON'
