@@ -37,7 +37,9 @@ const TableQuery kTables[] = {
     {"comms", "SELECT session_id, rank, step, op, bytes, latency_us, algbw_gbps, busbw_gbps, group_size FROM comms "
               "WHERE session_id IN (%IDS%) ORDER BY session_id, id"},
     {"activities", "SELECT a.session_id, a.rank, CASE a.kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' ELSE "
-                   "'memset' END AS kind, n.text AS name, a.start_ns, a.end_ns, a.device, a.stream, a.bytes, a.step "
+                   "'memset' END AS kind, n.text AS name, a.start_ns, a.end_ns, a.device, a.stream, a.bytes, a.step, "
+                   "a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z, a.registers_per_thread, "
+                   "a.correlation_id, a.throughput_gbps "
                    "FROM activities a JOIN names n ON n.id = a.name_id WHERE a.session_id IN (%IDS%) "
                    "ORDER BY a.session_id, a.rank, a.start_ns"},
     {"nvtx_ranges", "SELECT r.session_id, r.rank, n.text AS name, r.domain, r.start_ns, r.end_ns, r.device, "

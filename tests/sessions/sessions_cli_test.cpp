@@ -30,6 +30,14 @@ class SessionsCli : public ::testing::Test {
                                                                         (name[0] == 'a' ? "2" : "3") + "}}")};
       for (auto& e : testing::sample_steps(2, 10)) events.push_back(e);
       events.push_back(LogLine{0, 1, LogLevel::kInfo, "line with, a comma and \"quotes\""});
+      ActivityBatch batch;
+      ActivityRecord kernel;
+      kernel.name = "ampere_bf16_gemm";
+      kernel.start_ns = 1000, kernel.end_ns = 5000, kernel.step = 3;
+      kernel.grid = Dim3{132, 2, 1}, kernel.block = Dim3{256, 1, 1};
+      kernel.registers_per_thread = 168, kernel.correlation_id = 77;
+      batch.records.push_back(kernel);
+      events.push_back(batch);
       writer.write(std::string("uid-") + name + "-0000", events);
     }
   }
@@ -83,6 +91,13 @@ TEST_F(SessionsCli, ExportWritesCsvPerTableAndOneJsonDocument) {
             "tokens_per_s,tflops,mem_allocated,mem_reserved,mem_peak");
   EXPECT_EQ(std::count(steps.begin(), steps.end(), '\n'), 21);  // header + 10 steps x 2 ranks
   EXPECT_NE(testing::read_bytes(dir + "/logs.csv").find("\"line with, a comma and \"\"quotes\"\"\""), std::string::npos);
+  // The CUPTI launch details come along (the memcpy throughput column empty for a kernel).
+  const auto activities = testing::read_bytes(dir + "/activities.csv");
+  EXPECT_EQ(activities.substr(0, activities.find('\n')),
+            "session_id,rank,kind,name,start_ns,end_ns,device,stream,bytes,step,grid_x,grid_y,grid_z,block_x,block_y,"
+            "block_z,registers_per_thread,correlation_id,throughput_gbps");
+  EXPECT_NE(activities.find(",kernel,ampere_bf16_gemm,1000,5000,0,0,0,3,132,2,1,256,1,1,168,77,\n"), std::string::npos)
+      << activities;
   const auto file = testing::temp_path("export") + ".json";
   ASSERT_EQ(run_cli({"sessions", "export", "--all", "--db", db_, "--json", file}).exit_code, 0);
   const auto doc = nlohmann::json::parse(testing::read_bytes(file));
