@@ -192,6 +192,7 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     master_ = torch::empty({weights.numel()}, host.dtype(torch::kFloat32));
     master_.copy_(weights);
     host_grads_ = torch::empty({weights.numel()}, host.dtype(torch::kFloat32));
+    if (stage >= 2) runtime_->offload_gradients_to(host_grads_);  // chunk by chunk during the backward
     // With offload_param the shard is a host buffer already: the kernel writes the update into it.
     if (model_dtype_ != torch::kFloat32)
       host_weights_ = weights.is_cpu() ? weights : torch::empty({weights.numel()}, host.dtype(model_dtype_));
@@ -401,8 +402,10 @@ void Engine::refresh_master_from_weights() {
 
 GradientPieces Engine::gradients_to_host() {
   torch::NoGradGuard no_grad;
+  // Stages 2-3 copied each chunk during the backward; stage 1 copies its reduced shard now.
   for (const auto& piece : runtime_->gradient_pieces())
-    host_grads_.narrow(0, piece.offset, piece.grads.numel()).copy_(piece.grads, /*non_blocking=*/true);
+    if (piece.grads.data_ptr() != host_grads_.data_ptr())
+      host_grads_.narrow(0, piece.offset, piece.grads.numel()).copy_(piece.grads, /*non_blocking=*/true);
   if (options_.device.is_cuda()) torch::cuda::synchronize(options_.device.index());  // the CPU reads them next
   return {{0, host_grads_}};
 }

@@ -112,8 +112,15 @@ torch::Tensor ZeroRuntime::shard_chunk(int g) const {
   return chunk.scalar_type() == dtype_ ? chunk : chunk.to(dtype_);
 }
 
+void ZeroRuntime::offload_gradients_to(torch::Tensor host) {
+  TORCH_CHECK(settings_.stage >= 2 && host.numel() == layout_->shard_numel() && host.scalar_type() == torch::kFloat32,
+              "offload_gradients_to: needs stage 2-3 and an fp32 buffer of ", layout_->shard_numel(), " elements");
+  host_grads_ = std::move(host);
+}
+
 GradientPieces ZeroRuntime::gradient_pieces() const {
   if (settings_.stage <= 1) return {{0, fp32_grads_}};
+  if (grads_on_host_) return {{0, host_grads_}};
   GradientPieces pieces;
   for (std::size_t g = 0; g < grad_chunks_.size(); ++g)
     if (grad_chunks_[g].defined()) pieces.push_back({layout_->groups()[g].shard_offset, grad_chunks_[g]});
@@ -176,6 +183,7 @@ void ZeroRuntime::install_gradient_hooks() {
 
 void ZeroRuntime::begin_backward(bool reduce) {
   reducing_ = reduce || settings_.stage >= 2;
+  boundary_ = reduce;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     groups_[g].pending = static_cast<int>(layout_->groups()[g].slots.size());
     groups_[g].ready = false;
@@ -248,6 +256,13 @@ void ZeroRuntime::launch_group(int g) {
         grads = output.to(torch::kFloat32);  // fp32 training: the output itself, no copy
       else
         grads.add_(output);
+      if (host_grads_.defined() && boundary_) {
+        // Offload: to the host now, while the backward goes on. Freeing the device chunk is safe:
+        // the caching allocator reuses it only for work queued after this copy on the stream.
+        const auto& group = layout_->groups()[g];
+        host_grads_.narrow(0, group.shard_offset, group.chunk(world_size())).copy_(grads, /*non_blocking=*/true);
+        grads = torch::Tensor();
+      }
     };
     job.staged_numel = group.padded_numel;
     staged_numel_ += job.staged_numel;
@@ -299,6 +314,7 @@ void ZeroRuntime::end_backward() {
     torch::NoGradGuard no_grad;
     launch_ready_groups();
     wait_for_reductions(0);
+    grads_on_host_ = host_grads_.defined() && boundary_ && settings_.stage >= 2;
     if (settings_.stage == 0 && fp32_grads_.data_ptr() != flat_->grads().data_ptr())
       fp32_grads_.copy_(flat_->grads());
     if (settings_.stage == 1 && fp32_grads_.data_ptr() != reduced_shard_.data_ptr()) fp32_grads_.copy_(reduced_shard_);
@@ -310,6 +326,7 @@ void ZeroRuntime::zero_grads() {
   torch::NoGradGuard no_grad;
   if (flat_) flat_->zero_grads();
   if (settings_.stage >= 2) {
+    grads_on_host_ = false;
     for (auto& grads : grad_chunks_) grads = torch::Tensor();  // freed: no gradient memory until the next backward
     for (auto& slot : slots_) slot.param.mutable_grad().reset();
     return;

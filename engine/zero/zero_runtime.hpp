@@ -89,6 +89,11 @@ class ZeroRuntime {
   ///             it grows during the backward as activations are freed (as FSDP2's sharded
   ///             gradients do). Pieces of groups not yet reduced are left out.
   GradientPieces gradient_pieces() const;
+  /// Stages 2-3 with offload_optimizer: at the accumulation boundary each group's reduced fp32
+  /// chunk is copied into `host` (this rank's shard, fp32, pinned) as soon as its reduce-scatter
+  /// lands, overlapping the rest of the backward, and its device chunk is freed. gradient_pieces()
+  /// is then that one host piece, valid once the device stream is synchronized.
+  void offload_gradients_to(torch::Tensor host);
   /// Stage 0-1: the full flat gradient buffer autograd accumulates into (undefined at 2-3).
   torch::Tensor full_grads() const;
   /// Stage 0-2: the full flat weights (undefined at stage 3).
@@ -166,6 +171,9 @@ class ZeroRuntime {
   torch::Tensor optimizer_params_;
   torch::Tensor fp32_grads_, reduced_shard_;  ///< stages 0-1
   std::vector<torch::Tensor> grad_chunks_;    ///< stages 2-3: per group, this rank's reduced fp32 chunk
+  torch::Tensor host_grads_;                  ///< stages 2-3, offload: where the boundary's chunks go
+  bool boundary_ = false;                     ///< this backward ends an accumulation window
+  bool grads_on_host_ = false;                ///< every group's chunk of this window went to host_grads_
   std::vector<GroupState> groups_;
   bool reducing_ = false;
   int next_launch_ = -1;  ///< groups launch in descending order; the next one allowed to go

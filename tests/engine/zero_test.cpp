@@ -170,6 +170,35 @@ TEST(Zero, ParameterOffloadMatchesOneRank) {
   }
 }
 
+// With offload_optimizer at stages 2-3, the boundary's reduced chunks go to the host buffer as
+// they land: after that backward the gradients are one host piece; inside the window, device chunks.
+TEST(Zero, OffloadedGradientsReachTheHostDuringTheBoundaryBackward) {
+  for (int stage : {2, 3}) {
+    auto list = models(2);
+    run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+      EngineOptions options;
+      options.communicator = comm;
+      Engine engine(list[rank], resolved_config(config_json(stage, 2, 2, R"(, "offload_optimizer": {"device": "cpu"})")),
+                    options);
+      const auto& zero = engine.zero();
+      for (int micro = 0; micro < 2; ++micro) {
+        const Batch global = fixed_batch(ModelKind::kGpt2, micro, 4);
+        engine.backward(engine.forward({global.inputs.narrow(0, rank * 2, 2), global.targets.narrow(0, rank * 2, 2)}));
+        const auto pieces = zero.gradient_pieces();
+        if (micro == 0) {
+          EXPECT_EQ(pieces.size(), zero.layout().groups().size()) << "stage " << stage << ": inside the window";
+        } else {
+          ASSERT_EQ(pieces.size(), 1u) << "stage " << stage << ": at the boundary";
+          EXPECT_EQ(pieces[0].grads.numel(), zero.layout().shard_numel());
+          EXPECT_GT(pieces[0].grads.abs().sum().item<double>(), 0.0);
+        }
+        engine.step();
+      }
+      EXPECT_TRUE(zero.gradient_pieces().empty()) << "stage " << stage << " after the step";
+    });
+  }
+}
+
 TEST(Zero, OffloadTheEngineCannotRunIsRefusedWithTheKey) {
   const auto refused = [](int stage, const std::string& extra) -> std::string {
     try {
