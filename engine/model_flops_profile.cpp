@@ -32,8 +32,6 @@ Dims decoder_dims(const TransformerOptions& o, std::int64_t micro_batch) {
           s.max_positions > 0 ? s.max_positions : s.seq_len, o.norm_eps};
 }
 
-std::string py_bool(bool b) { return b ? "True" : "False"; }
-
 // Python's repr of a float as torch's extra_repr prints eps (1e-05, 1e-06).
 std::string py_float(double value) {
   char text[32];
@@ -41,55 +39,35 @@ std::string py_float(double value) {
   return text;
 }
 
-ModuleProfile module(const std::string& name, const std::string& type, const std::string& extra,
-                     std::int64_t params, const OpCount& op = {}) {
-  ModuleProfile m;
-  m.name = name;
-  m.type = type;
-  m.extra_repr = extra;
-  m.params = params;
-  m.add(op);
-  return m;
-}
+using profiler::leaf_module;
 
 ModuleProfile container(const std::string& name, const std::string& type, std::vector<ModuleProfile> children) {
-  ModuleProfile m = module(name, type, "", 0);
+  ModuleProfile m = leaf_module(name, type, "", 0);
   m.children = std::move(children);
   return m;
 }
 
-// nn.Linear on `input` (last dimension = in).
-ModuleProfile linear(const std::string& name, Shape input, std::int64_t out, bool bias, std::int64_t params) {
-  const std::int64_t in = input.back();
-  return module(name, "Linear",
-                "in_features=" + std::to_string(in) + ", out_features=" + std::to_string(out) + ", bias=" + py_bool(bias),
-                params, profiler::linear_op(input, out));
-}
-
 ModuleProfile linear(const std::string& name, const Dims& d, std::int64_t in, std::int64_t out, bool bias) {
-  return linear(name, {d.batch, d.seq, in}, out, bias, in * out + (bias ? out : 0));
+  return profiler::linear_module(name, {d.batch, d.seq, in}, out, bias);
 }
 
-// HF Conv1D: addmm(bias, x.view(-1, in), W), or x.mm(W) without a bias.
 ModuleProfile conv1d(const std::string& name, const Dims& d, std::int64_t in, std::int64_t out, bool bias) {
-  const Shape flat{d.batch * d.seq, in};
-  return module(name, "Conv1D", "nf=" + std::to_string(out) + ", nx=" + std::to_string(in), in * out + (bias ? out : 0),
-                bias ? profiler::addmm_op({out}, flat, {in, out}) : profiler::matmul_op(flat, {in, out}));
+  return profiler::conv1d_module(name, {d.batch, d.seq, in}, out, bias);
 }
 
 ModuleProfile layer_norm(const std::string& name, const Dims& d) {
-  return module(name, "LayerNorm", "(" + std::to_string(d.hidden) + ",), eps=" + py_float(d.eps) + ", elementwise_affine=True",
+  return leaf_module(name, "LayerNorm", "(" + std::to_string(d.hidden) + ",), eps=" + py_float(d.eps) + ", elementwise_affine=True",
                 2 * d.hidden, profiler::layer_norm_op({d.batch, d.seq, d.hidden}, true));
 }
 
 // LlamaRMSNorm over `input` (last dimension = its width).
 ModuleProfile rms_norm(const std::string& name, const Dims& d, const Shape& input) {
-  return module(name, "LlamaRMSNorm", "(" + std::to_string(input.back()) + ",), eps=" + py_float(d.eps), input.back(),
+  return leaf_module(name, "LlamaRMSNorm", "(" + std::to_string(input.back()) + ",), eps=" + py_float(d.eps), input.back(),
                 profiler::rms_norm_op(input, true));
 }
 
 ModuleProfile embedding(const std::string& name, std::int64_t rows, std::int64_t dim) {
-  return module(name, "Embedding", std::to_string(rows) + ", " + std::to_string(dim), rows * dim, profiler::embedding_op());
+  return leaf_module(name, "Embedding", std::to_string(rows) + ", " + std::to_string(dim), rows * dim, profiler::embedding_op());
 }
 
 OpCount sdpa(const Dims& d) {
@@ -135,7 +113,9 @@ ModuleProfile llama_block(const Dims& d, const estimator::TransformerShape& s, c
 // lm_head: a Linear(hidden, vocab, bias=False). Tied to the token embedding it owns no weight of
 // its own here, so the tree's total counts the shared matrix once, as model.parameters() does.
 ModuleProfile lm_head(const Dims& d, bool tied) {
-  return linear("lm_head", {d.batch, d.seq, d.hidden}, d.vocab, false, tied ? 0 : d.hidden * d.vocab);
+  ModuleProfile head = profiler::linear_module("lm_head", {d.batch, d.seq, d.hidden}, d.vocab, false);
+  if (tied) head.params = 0;
+  return head;
 }
 
 ModuleProfile gpt2_model(const TransformerOptions& o, std::int64_t micro_batch) {
@@ -164,12 +144,12 @@ ModuleProfile mlp_model(const MlpOptions& o, std::int64_t micro_batch) {
   dims.insert(dims.end(), o.hidden_dims.begin(), o.hidden_dims.end());
   dims.push_back(o.output_dim);
   ModuleProfile layers = container("layers", "ModuleList", {});
-  ModuleProfile root = module("", "MlpModel", "", 0);
+  ModuleProfile root = leaf_module("", "MlpModel", "", 0);
   for (std::size_t i = 0; i + 1 < dims.size(); ++i) {
     if (dims[i] <= 0 || dims[i + 1] <= 0)
       throw ModelError("mlp flops profile: dimension " + std::to_string(dims[i] <= 0 ? i : i + 1) +
                        " must be positive; give input, hidden and output sizes above zero");
-    layers.children.push_back(linear(std::to_string(i), {micro_batch, dims[i]}, dims[i + 1], true, dims[i] * dims[i + 1] + dims[i + 1]));
+    layers.children.push_back(profiler::linear_module(std::to_string(i), {micro_batch, dims[i]}, dims[i + 1], true));
     if (i + 2 < dims.size()) root.add(profiler::activation_op({micro_batch, dims[i + 1]}));
   }
   root.children.push_back(std::move(layers));

@@ -21,40 +21,23 @@ double last(const Shape& shape, const char* op) {
   return static_cast<double>(shape.back());
 }
 
-ModuleProfile leaf(const std::string& name, const std::string& type, const std::string& extra, std::int64_t params,
-                   const OpCount& op) {
-  ModuleProfile m;
-  m.name = name;
-  m.type = type;
-  m.extra_repr = extra;
-  m.params = params;
-  m.add(op);
-  return m;
-}
-
 std::string bool_text(bool b) { return b ? "True" : "False"; }
 
-// nn.Linear(in, out): F.linear on [B, T, in].
 ModuleProfile linear(const std::string& name, const DecoderBlockShape& s, std::int64_t in, std::int64_t out,
                      bool bias) {
-  return leaf(name, "Linear",
-              "in_features=" + std::to_string(in) + ", out_features=" + std::to_string(out) + ", bias=" + bool_text(bias),
-              in * out + (bias ? out : 0), linear_op({s.batch, s.seq, in}, out));
+  return linear_module(name, {s.batch, s.seq, in}, out, bias);
 }
 
-// HF Conv1D(in, out): addmm(bias, x.view(-1, in), W) with a bias, mm without.
 ModuleProfile conv1d(const std::string& name, const DecoderBlockShape& s, std::int64_t in, std::int64_t out,
                      bool bias) {
-  const Shape flat{s.batch * s.seq, in};
-  return leaf(name, "Conv1D", "nf=" + std::to_string(out) + ", nx=" + std::to_string(in), in * out + (bias ? out : 0),
-              bias ? addmm_op({out}, flat, {in, out}) : matmul_op(flat, {in, out}));
+  return conv1d_module(name, {s.batch, s.seq, in}, out, bias);
 }
 
 ModuleProfile norm(const std::string& name, const std::string& type, const DecoderBlockShape& s, bool layer_norm) {
   const Shape x{s.batch, s.seq, s.hidden};
-  return layer_norm ? leaf(name, type, "(" + std::to_string(s.hidden) + ",), eps=1e-05, elementwise_affine=True",
+  return layer_norm ? leaf_module(name, type, "(" + std::to_string(s.hidden) + ",), eps=1e-05, elementwise_affine=True",
                            2 * s.hidden, layer_norm_op(x, true))
-                    : leaf(name, type, "", s.hidden, rms_norm_op(x, true));
+                    : leaf_module(name, type, "", s.hidden, rms_norm_op(x, true));
 }
 
 OpCount sdpa(const DecoderBlockShape& s) {
@@ -116,6 +99,32 @@ OpCount attention_op(const Shape& q, const Shape& k, const Shape& v) {
 
 OpCount embedding_op() { return {}; }
 OpCount dropout_op() { return {}; }
+
+ModuleProfile leaf_module(const std::string& name, const std::string& type, const std::string& extra_repr,
+                          std::int64_t params, const OpCount& op) {
+  ModuleProfile m;
+  m.name = name;
+  m.type = type;
+  m.extra_repr = extra_repr;
+  m.params = params;
+  m.add(op);
+  return m;
+}
+
+ModuleProfile linear_module(const std::string& name, const Shape& input, std::int64_t out, bool bias) {
+  const std::int64_t in = static_cast<std::int64_t>(last(input, "Linear"));
+  return leaf_module(name, "Linear",
+                     "in_features=" + std::to_string(in) + ", out_features=" + std::to_string(out) +
+                         ", bias=" + bool_text(bias),
+                     in * out + (bias ? out : 0), linear_op(input, out));
+}
+
+ModuleProfile conv1d_module(const std::string& name, const Shape& input, std::int64_t out, bool bias) {
+  const std::int64_t in = static_cast<std::int64_t>(last(input, "Conv1D"));
+  const Shape flat{static_cast<std::int64_t>(numel(input)) / in, in};
+  return leaf_module(name, "Conv1D", "nf=" + std::to_string(out) + ", nx=" + std::to_string(in),
+                     in * out + (bias ? out : 0), bias ? addmm_op({out}, flat, {in, out}) : matmul_op(flat, {in, out}));
+}
 
 ModuleProfile& ModuleProfile::add(const OpCount& op) {
   flops += op.flops;

@@ -58,6 +58,15 @@ struct ModuleProfile {
   ModuleProfile& add(const OpCount& op);
 };
 
+/// A module whose own forward runs `op`, as DeepSpeed's profile prints it (children added later).
+ModuleProfile leaf_module(const std::string& name, const std::string& type, const std::string& extra_repr,
+                          std::int64_t params, const OpCount& op = {});
+/// nn.Linear(in, out) applied to `input` (last dimension = in): F.linear.
+ModuleProfile linear_module(const std::string& name, const Shape& input, std::int64_t out, bool bias);
+/// HF Conv1D(in, out) applied to `input` (last dimension = in): addmm(bias, x.view(-1, in), W), or
+/// mm without a bias.
+ModuleProfile conv1d_module(const std::string& name, const Shape& input, std::int64_t out, bool bias);
+
 /// Recursive totals, as DeepSpeed's __params__, get_module_flops/macs/duration.
 std::int64_t total_params(const ModuleProfile& module);
 double total_flops(const ModuleProfile& module);
