@@ -62,19 +62,6 @@ const SummaryField kSummaryFields[] = {
     {"wall_time_s", true, [](const SessionSummary& s) { return s.info.wall_time_s; }},
 };
 
-Leaves environment_leaves(const SessionDetail& d) {
-  Leaves leaves;
-  if (d.environment) flatten(report_to_json(*d.environment), "", leaves);
-  // Where the ranks ran belongs to the environment as much as the launching node's report.
-  leaves.emplace_back("run.world_size", std::to_string(d.info.world_size));
-  for (const auto& r : d.ranks) {
-    const std::string prefix = "run.ranks[" + std::to_string(r.info.rank) + "].";
-    leaves.emplace_back(prefix + "host", r.info.host);
-    leaves.emplace_back(prefix + "device", r.info.device);
-  }
-  return leaves;
-}
-
 Leaves config_leaves(const SessionDetail& d, Store& store) {
   Leaves leaves;
   if (d.config_json.empty()) return leaves;
@@ -114,6 +101,19 @@ std::vector<SummaryDelta> summary_deltas(const std::vector<SessionSummary>& sess
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+Leaves environment_leaves(const SessionDetail& d) {
+  Leaves leaves;
+  if (d.environment) flatten(report_to_json(*d.environment), "", leaves);
+  // Where the ranks ran belongs to the environment as much as the launching node's report.
+  leaves.emplace_back("run.world_size", std::to_string(d.info.world_size));
+  for (const auto& r : d.ranks) {
+    const std::string prefix = "run.ranks[" + std::to_string(r.info.rank) + "].";
+    leaves.emplace_back(prefix + "host", r.info.host);
+    leaves.emplace_back(prefix + "device", r.info.device);
+  }
+  return leaves;
 }
 
 Leaves flatten_json_text(const std::string& json_text) {

@@ -72,6 +72,10 @@ std::vector<SummaryDelta> summary_deltas(const std::vector<SessionSummary>& sess
 /// strings lose their quotes, other scalars keep their JSON spelling. Throws on invalid JSON.
 std::vector<std::pair<std::string, std::string>> flatten_json_text(const std::string& json_text);
 
+/// The environment rows of a comparison: the launching node's report, flattened, plus the world
+/// size and where each rank ran ("run.ranks[1].host"). Also for sessions read from several files.
+std::vector<std::pair<std::string, std::string>> environment_leaves(const SessionDetail& detail);
+
 /// Merges flattened documents into rows by path (sorted by path).
 std::vector<DiffRow> diff_documents(const std::vector<std::vector<std::pair<std::string, std::string>>>& documents,
                                     bool diff_only);

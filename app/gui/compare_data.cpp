@@ -41,19 +41,6 @@ Series series_of(const std::vector<ss::CurvePoint>& points) {
   return s;
 }
 
-// compare_sessions' environment rows: the launching node's report plus where each rank ran.
-Leaves environment_leaves(const ss::SessionDetail& d) {
-  Leaves leaves;
-  if (d.environment) leaves = ss::flatten_json_text(ss::report_to_json(*d.environment).dump());
-  leaves.emplace_back("run.world_size", std::to_string(d.info.world_size));
-  for (const auto& r : d.ranks) {
-    const std::string prefix = "run.ranks[" + std::to_string(r.info.rank) + "].";
-    leaves.emplace_back(prefix + "host", r.info.host);
-    leaves.emplace_back(prefix + "device", r.info.device);
-  }
-  return leaves;
-}
-
 void compare_in_one_file(const std::vector<SessionRef>& refs, std::int64_t warmup, Comparison& out) {
   ss::Store store = open_reader(refs.front().file);
   std::vector<std::int64_t> ids;
@@ -88,7 +75,7 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
     const ss::SessionDetail detail = ss::load_session(store, r.id);
     out.summaries.push_back(ss::summarize_session(store, r.id, summary_options));
     configs.push_back(detail.config_json.empty() ? Leaves{} : ss::flatten_json_text(detail.config_json));
-    environments.push_back(environment_leaves(detail));
+    environments.push_back(ss::environment_leaves(detail));
     for (auto& name : ss::load_timer_names(store, r.id)) timers.insert(name);
   }
   for (auto metric : compared_metrics()) {
