@@ -12,26 +12,15 @@
 #include "configs/config_validator.hpp"
 #include "engine/memory_prediction.hpp"
 #include "estimator/model_states.hpp"
+#include "small_model_specs.hpp"
 #include "temp_dir.hpp"
 
 namespace shardscope::engine {
 namespace {
 
-using nlohmann::json;
+using testing::small_llama;
 
-ModelSpec small_llama() {
-  ModelSpec spec = default_model_spec(ModelKind::kLlama);
-  auto& s = spec.transformer.shape;
-  s.layers = 3;
-  s.hidden = 64;
-  s.heads = 8;
-  s.kv_heads = 2;
-  s.ffn = 160;
-  s.vocab = 500;
-  s.seq_len = 16;
-  s.tied_embeddings = false;
-  return spec;
-}
+using nlohmann::json;
 
 // The same model for the estimator CLI: the llama layout's defaults and these sizes.
 const std::vector<std::string> kLlamaFlags = {"--layout", "llama", "--layers", "3", "--hidden", "64", "--heads", "8",

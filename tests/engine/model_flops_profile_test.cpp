@@ -7,38 +7,15 @@
 
 #include "engine/model_flops_profile.hpp"
 #include "engine/models/model_error.hpp"
+#include "tests/engine/small_model_specs.hpp"
 
 namespace shardscope::engine {
 namespace {
 
+using testing::small_gpt2;
+using testing::small_llama;
+
 using profiler::ModuleProfile;
-
-ModelSpec small_gpt2() {
-  ModelSpec spec = default_model_spec(ModelKind::kGpt2);
-  auto& s = spec.transformer.shape;
-  s.layers = 2;
-  s.hidden = 64;
-  s.heads = 4;
-  s.vocab = 1000;
-  s.seq_len = 32;
-  s.max_positions = 128;
-  s.tied_embeddings = true;
-  return spec;
-}
-
-ModelSpec small_llama() {
-  ModelSpec spec = default_model_spec(ModelKind::kLlama);
-  auto& s = spec.transformer.shape;
-  s.layers = 3;
-  s.hidden = 64;
-  s.heads = 8;
-  s.kv_heads = 2;
-  s.ffn = 160;
-  s.vocab = 500;
-  s.seq_len = 16;
-  s.tied_embeddings = false;
-  return spec;
-}
 
 const ModuleProfile* child(const ModuleProfile& m, const std::string& name) {
   for (const auto& c : m.children)
