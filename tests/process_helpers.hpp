@@ -1,6 +1,6 @@
 #pragma once
-// Helpers for tests that start processes (launcher, CLI): a free TCP port for MASTER_PORT, and
-// whether a process has gone.
+// Helpers for tests that start processes or talk TCP (launcher, CLI, collector): a free or a busy
+// loopback port, and whether a process has gone.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,23 +10,44 @@
 
 #include <chrono>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 namespace shardscope::test {
 
+/// A TCP socket of the loopback interface on a port the kernel picked; with `listen`, a port that
+/// stays busy until close() or destruction. Throws std::runtime_error when the kernel refuses.
+class LoopbackSocket {
+ public:
+  explicit LoopbackSocket(bool listen) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        (listen && ::listen(fd_, 1) != 0))
+      throw std::runtime_error("cannot bind a loopback test socket");
+    socklen_t length = sizeof address;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+  }
+  ~LoopbackSocket() { close(); }
+  LoopbackSocket(const LoopbackSocket&) = delete;
+  LoopbackSocket& operator=(const LoopbackSocket&) = delete;
+
+  int port() const { return port_; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
+
 /// A TCP port of the loopback interface that was free a moment ago (the kernel picks it).
-inline int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
+inline int free_port() { return LoopbackSocket(/*listen=*/false).port(); }
 
 /// Whether `pid` is gone: no such process, or a zombie nobody reaped yet. Waits up to `timeout`
 /// for a signal to land.

@@ -5,10 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -214,19 +212,13 @@ TEST_F(LaunchCli, ErrorsBeforeStartingExit2WithTheRemedy) {
 }
 
 TEST_F(LaunchCli, ABusyMasterPortIsNamedWithTheRemedy) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  const std::string port = std::to_string(ntohs(address.sin_port));
+  test::LoopbackSocket busy(/*listen=*/true);
+  ASSERT_GT(busy.port(), 0);
+  const std::string port = std::to_string(busy.port());
   auto args = launch({"--num_procs", "1", "--session", db()}, 1);
   args[2] = port;  // launch() puts --master_port first
   const auto r = run_cli(args);
-  ::close(fd);
+  busy.close();
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "MASTER_PORT " + port + " on 127.0.0.1 is already in use")) << r.err;
   EXPECT_TRUE(contains(r.err, "Pick another port with --master_port")) << r.err;

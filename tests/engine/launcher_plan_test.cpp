@@ -3,8 +3,6 @@
 // classed. The expected values are DeepSpeed's (runner.py's parse_resource_filter, launch.py).
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +15,7 @@
 #include "engine/launcher/port_check.hpp"
 #include "engine/launcher/rank_output.hpp"
 #include "tests/engine/temp_dir.hpp"
+#include "tests/process_helpers.hpp"
 
 namespace shardscope::engine::launcher {
 namespace {
@@ -261,22 +260,16 @@ TEST(LauncherPlan, RefusesWhatBelongsToTheLauncherAndCpuWithGpuFlags) {
 }
 
 TEST(LauncherPort, BusyPortNamesItAndSuggestsMasterPort) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  const int port = ntohs(address.sin_port);
+  test::LoopbackSocket busy(/*listen=*/true);
+  const int port = busy.port();
+  ASSERT_GT(port, 0);
   EXPECT_FALSE(port_is_free("127.0.0.1", port));
   auto [message, kind] = launch_error([&] { check_master_port_free("127.0.0.1", port); });
   EXPECT_EQ(kind, Kind::kEnvironment);
   EXPECT_TRUE(contains(message, "MASTER_PORT " + std::to_string(port) + " on 127.0.0.1 is already in use")) << message;
   EXPECT_TRUE(contains(message, "EADDRINUSE")) << message;
   EXPECT_TRUE(contains(message, "Pick another port with --master_port, e.g. --master_port ")) << message;
-  ::close(fd);
+  busy.close();
   EXPECT_TRUE(port_is_free("127.0.0.1", port));
   EXPECT_NO_THROW(check_master_port_free("127.0.0.1", port));
 }

@@ -15,6 +15,7 @@
 #include "sessions/event_sink.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
+#include "tests/process_helpers.hpp"
 #include "tests/sessions/session_fixtures.hpp"
 
 namespace shardscope::sessions {
@@ -155,16 +156,7 @@ TEST(Collector, BackPressureKeepsMemoryBoundedAndLosesNothing) {
 }
 
 TEST(TcpEventSink, UnreachableCollectorFailsFastNamingTheAddress) {
-  // A port that was free a moment ago: bind, read it, close.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t len = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &len);
-  const int port = ntohs(address.sin_port);
-  ::close(fd);
+  const int port = test::free_port();
   TcpSinkOptions o;
   o.port = port;
   o.session_uid = "x";
