@@ -52,6 +52,20 @@ def session_result(cli, db, name, warmup):
     return summary["tokens_per_s"], peak, summary.get("final_loss")
 
 
+def add_gpt2_arguments(p, hidden, micro_batch, steps, warmup):
+    """The GPT-2 shape and run length every GPU benchmark takes (defaults differ per benchmark)."""
+    p.add_argument("--cli", required=True)
+    p.add_argument("--layers", type=int, default=24)
+    p.add_argument("--hidden", type=int, default=hidden)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--vocab", type=int, default=50304)
+    p.add_argument("--seq-len", type=int, default=1024)
+    p.add_argument("--micro-batch", type=int, default=micro_batch)
+    p.add_argument("--steps", type=int, default=steps)
+    p.add_argument("--warmup", type=int, default=warmup)
+    p.add_argument("--json", action="store_true")
+
+
 def run_ours(args, workdir):
     config = {
         "train_micro_batch_size_per_gpu": args.micro_batch,
@@ -76,17 +90,8 @@ def run_ours(args, workdir):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cli", required=True)
-    p.add_argument("--layers", type=int, default=24)
-    p.add_argument("--hidden", type=int, default=1024)
-    p.add_argument("--heads", type=int, default=16)
-    p.add_argument("--vocab", type=int, default=50304)
-    p.add_argument("--seq-len", type=int, default=1024)
-    p.add_argument("--micro-batch", type=int, default=8)
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--warmup", type=int, default=10)
+    add_gpt2_arguments(p, hidden=1024, micro_batch=8, steps=30, warmup=10)
     p.add_argument("--min-ratio", type=float, default=0.0, help="exit 1 when ours/peer tokens/s is below this")
-    p.add_argument("--json", action="store_true")
     args = p.parse_args()
     peak = matmul_peak_tflops()
     with tempfile.TemporaryDirectory() as workdir:

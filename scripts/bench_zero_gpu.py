@@ -23,7 +23,7 @@ import tempfile
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "bench"))
-from bench_train_gpu import flops_per_token, matmul_peak_tflops, session_result  # noqa: E402
+from bench_train_gpu import add_gpt2_arguments, flops_per_token, matmul_peak_tflops, session_result  # noqa: E402
 from zero_peers import run_peer  # noqa: E402
 
 PEERS = {0: "ddp", 1: "zero1", 2: "fsdp2", 3: "fsdp2-reshard"}
@@ -63,20 +63,11 @@ def run_ours(args, stage, workdir, port):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cli", required=True)
+    add_gpt2_arguments(p, hidden=2048, micro_batch=4, steps=20, warmup=8)
     p.add_argument("--gpus", type=int, default=2)
-    p.add_argument("--layers", type=int, default=24)
-    p.add_argument("--hidden", type=int, default=2048)
-    p.add_argument("--heads", type=int, default=16)
-    p.add_argument("--vocab", type=int, default=50304)
-    p.add_argument("--seq-len", type=int, default=1024)
-    p.add_argument("--micro-batch", type=int, default=4)
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=8)
     p.add_argument("--bucket", type=int, default=50_000_000, help="reduce/prefetch bucket, elements")
     p.add_argument("--stages", default="0,1,2,3")
     p.add_argument("--min-ratio", type=float, default=1.0)
-    p.add_argument("--json", action="store_true")
     p.add_argument("--offload", action="store_true", help="offload_optimizer to the CPU (stages 2, 3) vs FSDP2 CPU offload")
     args = p.parse_args()
     peers = OFFLOAD_PEERS if args.offload else PEERS
