@@ -6,9 +6,17 @@ set -euo pipefail
 
 VENV="${SHARDSCOPE_VENV:-$HOME/.cache/shardscope/venv}"
 TORCH_VERSION="2.11.0"
+# The real DeepSpeed and transformers, which the interop tests run on the CPU (DS_ACCELERATOR=cpu).
+DEEPSPEED_VERSION="0.19.7"
+TRANSFORMERS_VERSION="5.24.0"
 PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
-          nlohmann-json3-dev libsqlite3-dev libgtest-dev libgmock-dev libgloo-dev)
-GUI_PACKAGES=(qt6-base-dev libqcustomplot-dev xvfb xauth)
+          nlohmann-json3-dev libsqlite3-dev libgtest-dev libgmock-dev libgloo-dev libaio-dev liburing-dev
+          clang libclang-rt-14-dev)
+# What the tests drive for real: OpenSSH servers in network namespaces, pdsh and mpirun as launchers,
+# fio beside the I/O benchmark.
+PACKAGES+=(openssh-server openssh-client pdsh openmpi-bin iproute2 fio)
+# A real X server with a window manager for the GUI tests and screenshots.
+GUI_PACKAGES=(qt6-base-dev libqcustomplot-dev xvfb xauth openbox xdotool x11-utils)
 [[ "${1:-}" == "--no-gui" ]] || PACKAGES+=("${GUI_PACKAGES[@]}")
 
 say() { echo "[install] $*"; }
@@ -45,4 +53,18 @@ if ! have_torch; then
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION" ||
     fail "pip install torch==$TORCH_VERSION failed; check access to PyPI, or point SHARDSCOPE_VENV at a venv that has it"
   have_torch || fail "torch in $VENV is not $TORCH_VERSION after pip install"
+fi
+
+# deepspeed is a source package: built against the venv's torch (no build isolation), with no
+# compiled ops (they are JIT-built where a GPU needs them), so it needs wheel and setuptools first.
+have_python_package() {
+  compgen -G "$VENV/lib/python3*/site-packages/$1-$2.dist-info" >/dev/null
+}
+if ! have_python_package deepspeed "$DEEPSPEED_VERSION" || ! have_python_package transformers "$TRANSFORMERS_VERSION"; then
+  say "installing deepspeed==$DEEPSPEED_VERSION and transformers==$TRANSFORMERS_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check wheel setuptools ||
+    fail "pip install wheel setuptools failed; check access to PyPI"
+  DS_BUILD_OPS=0 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+    "deepspeed==$DEEPSPEED_VERSION" "transformers==$TRANSFORMERS_VERSION" ||
+    fail "pip install deepspeed==$DEEPSPEED_VERSION transformers==$TRANSFORMERS_VERSION failed; check access to PyPI"
 fi
