@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sessions/errors.hpp"
+#include "sessions/session_json.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -133,7 +134,7 @@ void write_run_start(Writer& w, const RunStart& s) {
   write_strings(w, s.command_line);
   w.str(s.config_json);
   w.str(s.config_hash);
-  w.str(report_to_json(s.environment).dump());
+  w.str(lenient_json_text(report_to_json(s.environment)));
   w.i32(s.world_size);
   w.u32(static_cast<std::uint32_t>(s.ranks.size()));
   for (const auto& k : s.ranks) {

@@ -166,9 +166,18 @@ ALTER TABLE activities ADD COLUMN correlation_id INTEGER;
 ALTER TABLE activities ADD COLUMN throughput_gbps REAL;
 )sql";
 
+// Version 4 records who writes each session (host, pid, process start), so a session whose writer
+// was killed can be told from one still running (session_liveness.hpp). NULL in older rows.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE sessions ADD COLUMN writer_host TEXT;
+ALTER TABLE sessions ADD COLUMN writer_pid INTEGER;
+ALTER TABLE sessions ADD COLUMN writer_start TEXT;
+)sql";
+
 void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
+void add_session_writer_v4(SqliteDb& db) { db.exec(kSchemaV4); }
 
 void stamp(SqliteDb& db, int version) {
   db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
@@ -188,6 +197,7 @@ const std::vector<Migration>& schema_migrations() {
        create_v1},
       {1, 2, "add session tags", add_tags_v2},
       {2, 3, "add kernel launch details and copy throughput to activities", add_activity_details_v3},
+      {3, 4, "record the writer (host, pid, process start) of each session", add_session_writer_v4},
   };
   return migrations;
 }
