@@ -56,6 +56,22 @@ set(SHARDSCOPE_TORCH_HAS_CUDA OFF)
 if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
   set(SHARDSCOPE_TORCH_HAS_CUDA ON)
 endif()
+# Facts of the LibTorch build for `shardscope report`, which does not load LibTorch: its version,
+# the CUDA version the wheel was built for (torch/version.py), and the wheel's nvidia/ folder
+# where the cuDNN and NCCL it loads live (its RPATH's $ORIGIN/../../nvidia).
+get_filename_component(_shardscope_torch_package "${Torch_DIR}/../../.." ABSOLUTE)
+set(SHARDSCOPE_LIBTORCH_VERSION "${Torch_VERSION}")
+set(SHARDSCOPE_TORCH_CUDA_VERSION "")
+set(SHARDSCOPE_TORCH_NVIDIA_DIR "")
+if(EXISTS "${_shardscope_torch_package}/version.py")
+  file(STRINGS "${_shardscope_torch_package}/version.py" _shardscope_cuda_line REGEX "^cuda")
+  if(_shardscope_cuda_line MATCHES "'([0-9.]+)'")
+    set(SHARDSCOPE_TORCH_CUDA_VERSION "${CMAKE_MATCH_1}")
+  endif()
+  get_filename_component(SHARDSCOPE_TORCH_NVIDIA_DIR "${_shardscope_torch_package}/../nvidia" ABSOLUTE)
+elseif(SHARDSCOPE_TORCH_HAS_CUDA AND SHARDSCOPE_HAS_CUDA)
+  set(SHARDSCOPE_TORCH_CUDA_VERSION "${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}")
+endif()
 
 # Optional GPU-side libraries, only meaningful with the toolkit.
 set(SHARDSCOPE_HAS_CUPTI OFF)
