@@ -5,6 +5,16 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(Threads REQUIRED)
 
+# The fuzzing build (SHARDSCOPE_FUZZ=ON, clang) compiles only the LibTorch-free readers: no
+# LibTorch, CUDA, Qt or GoogleTest to find (tests/fuzz/CMakeLists.txt).
+if(SHARDSCOPE_FUZZ)
+  function(shardscope_print_feature_summary)
+    message(STATUS "ShardScope ${PROJECT_VERSION}: fuzzing build (libFuzzer targets with "
+                   "AddressSanitizer + UndefinedBehaviorSanitizer, ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION})")
+  endfunction()
+  return()
+endif()
+
 # LibTorch comes from the torch==2.11.0 wheel (scripts/install_deps.sh puts it in a venv outside
 # the checkout). When no prefix is given, ask that venv's python where the wheel's CMake files are.
 set(SHARDSCOPE_VENV "$ENV{HOME}/.cache/shardscope/venv" CACHE PATH "venv holding the torch wheel")
