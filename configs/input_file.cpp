@@ -10,16 +10,6 @@
 namespace shardscope::configs {
 namespace {
 
-std::string kind_of_mode(mode_t mode) {
-  if (S_ISREG(mode)) return "";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 std::string open_failure(const std::string& path, const std::string& what, int error) {
   if (error == ENOENT || error == ENOTDIR) return path + ": no such file (check the path of the " + what + ")";
   if (error == EACCES || error == EPERM)
@@ -38,6 +28,17 @@ std::string size_text(std::uint64_t bytes) {
 
 }  // namespace
 
+std::string file_type_name(unsigned mode) {
+  if (S_ISREG(mode)) return "";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
 InputFile::InputFile(const std::string& path, const std::string& what) : path_(path), what_(what) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd_ < 0) throw InputFileError(open_failure(path, what, errno));
@@ -47,7 +48,7 @@ InputFile::InputFile(const std::string& path, const std::string& what) : path_(p
     ::close(fd_);
     throw InputFileError(open_failure(path, what, error));
   }
-  const std::string kind = kind_of_mode(st.st_mode);
+  const std::string kind = file_type_name(st.st_mode);
   if (!kind.empty()) {
     ::close(fd_);
     throw InputFileError(wrong_type(path, what, kind));
@@ -84,7 +85,7 @@ std::string InputFile::read_all(std::uint64_t max_bytes) const {
 std::string non_regular_file_kind(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
-  return kind_of_mode(st.st_mode);
+  return file_type_name(st.st_mode);
 }
 
 void require_regular_file_if_present(const std::string& path, const std::string& what) {

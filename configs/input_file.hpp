@@ -48,6 +48,10 @@ class InputFile {
   std::uint64_t size_ = 0;
 };
 
+/// "a directory", "a FIFO (named pipe)", "a character device", "a symbolic link", ... for an
+/// st_mode that is not a regular file's; "" for a regular file.
+std::string file_type_name(unsigned mode);
+
 /// What `path` is when it is not a regular file ("a directory", "a FIFO (named pipe)", ...), or
 /// "" for a regular file or a path that does not exist. Follows symlinks, as an open would.
 std::string non_regular_file_kind(const std::string& path);

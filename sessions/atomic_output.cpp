@@ -8,20 +8,11 @@
 #include <cstring>
 #include <vector>
 
+#include "configs/input_file.hpp"
 #include "sessions/errors.hpp"
 
 namespace shardscope::sessions {
 namespace {
-
-const char* kind_of(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 [[noreturn]] void fail_io(const std::string& what, const std::string& path) {
   throw StoreError(ErrorKind::kStorage, "cannot " + what + " " + path + ": " + std::strerror(errno));
@@ -52,7 +43,7 @@ void require_replaceable_output(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
   throw StoreError(ErrorKind::kInvalidArgument,
-                   path + " exists and is " + kind_of(st.st_mode) +
+                   path + " exists and is " + configs::file_type_name(st.st_mode) +
                        "; an export replaces only a regular file: remove it or choose another path");
 }
 

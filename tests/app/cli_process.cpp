@@ -30,6 +30,13 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
+std::vector<char*> null_terminated(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
 ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   char out_template[] = "/tmp/shardscope_cli_outXXXXXX";
   char err_template[] = "/tmp/shardscope_cli_errXXXXXX";
@@ -43,15 +50,11 @@ ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<st
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   std::vector<std::string> argv_storage{SHARDSCOPE_CLI_PATH};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  const auto argv = null_terminated(argv_storage);
   std::vector<std::string> env_storage;
   for (char** e = environ; *e; ++e) env_storage.emplace_back(*e);
   env_storage.insert(env_storage.end(), env.begin(), env.end());
-  std::vector<char*> envp;
-  for (auto& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  const auto envp = null_terminated(env_storage);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -78,9 +81,7 @@ RunningCli::RunningCli(const std::vector<std::string>& args, const test::TempDir
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   std::vector<std::string> storage{SHARDSCOPE_CLI_PATH};
   storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  const auto argv = null_terminated(storage);
   if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
   posix_spawn_file_actions_destroy(&actions);
 }

@@ -18,6 +18,9 @@ struct ProcessResult {
   std::string err;
 };
 
+/// Pointers to `strings` followed by a null pointer, as execve and posix_spawn take them.
+std::vector<char*> null_terminated(std::vector<std::string>& strings);
+
 /// Runs SHARDSCOPE_CLI_PATH with `args` (no shell), optional extra environment "K=V" entries.
 ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 

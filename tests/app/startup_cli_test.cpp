@@ -52,9 +52,7 @@ TEST(StartupCli, CommandsThatDoNotTrainLoadNoLibTorch) {
 // child's resource usage in `usage`.
 int run_program(const std::vector<std::string>& args, const std::string& err_path, rusage& usage) {
   std::vector<std::string> storage = args;
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  const auto argv = null_terminated(storage);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);

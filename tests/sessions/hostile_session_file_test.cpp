@@ -31,15 +31,9 @@ using testing::read_bytes;
 using testing::temp_path;
 using testing::write_bytes;
 
-Store writable(const std::string& path) {
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  return Store::open(path, options);
-}
-
 std::string filled_store(const std::string& stem, const std::string& name = "run") {
   const auto path = temp_path(stem);
-  Store store = writable(path);
+  Store store = testing::create_store(path);
   StoreWriter writer(store);
   std::vector<Event> events{testing::sample_run_start(name, 1, "{}")};
   for (auto& e : testing::sample_steps(1, 50)) events.push_back(e);
@@ -136,7 +130,7 @@ TEST(HostileSessionFile, ASessionWhoseWriterDiedIsMarkedInterruptedAtTheNextWrit
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {  // a writer that records its start, then is killed before its RunEnd
-    Store store = writable(path);
+    Store store = testing::create_store(path);
     StoreWriter(store).write("orphan-uid", {testing::sample_run_start("orphan", 1, "{}")});
     ::pause();
   }

@@ -19,12 +19,6 @@ using testing::read_bytes;
 using testing::temp_path;
 using testing::write_bytes;
 
-Store create(const std::string& path) {
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  return Store::open(path, options);
-}
-
 ErrorKind open_error(const std::string& path, StoreOpenOptions options = {}) {
   try {
     Store::open(path, options);
@@ -47,7 +41,7 @@ std::string open_message(const std::string& path) {
 TEST(Store, CreatesAStampedWalStore) {
   const auto path = temp_path("create");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     EXPECT_EQ(store.schema_version(), kSchemaVersion);
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
@@ -90,7 +84,7 @@ TEST(Store, ForeignSqliteFileIsRejectedUntouched) {
 
 TEST(Store, NewerSchemaIsRejectedUntouched) {
   const auto path = temp_path("newer");
-  { create(path).checkpoint(); }
+  { testing::create_store(path).checkpoint(); }
   {
     SqliteDb db(path, false, false);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
@@ -105,7 +99,7 @@ TEST(Store, NewerSchemaIsRejectedUntouched) {
 TEST(Store, TruncatedFileIsCorrupt) {
   const auto path = temp_path("truncated");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     writer.write("u", testing::sample_steps(2, 200));
     store.checkpoint();
@@ -122,7 +116,7 @@ TEST(Store, TruncatedFileIsCorrupt) {
 TEST(Store, CorruptedPagesAreReportedByVerification) {
   const auto path = temp_path("corrupted");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     writer.write("u", testing::sample_steps(2, 300));
     store.checkpoint();
@@ -186,7 +180,7 @@ std::string plan(SqliteDb& db, const std::string& sql) {
 // The queries of the reader must be index range scans, never full scans of the big tables.
 TEST(Store, ReaderQueriesUseIndexes) {
   const auto path = temp_path("plans");
-  Store store = create(path);
+  Store store = testing::create_store(path);
   auto& db = store.db();
   const auto curve = plan(db, "SELECT step, AVG(loss) FROM steps WHERE session_id = 1 AND loss IS NOT NULL GROUP BY step");
   EXPECT_NE(curve.find("USING PRIMARY KEY (session_id=?)"), std::string::npos) << curve;
