@@ -222,14 +222,14 @@ class Parser {
     return node;
   }
 
-  // hjson reads 1e999 as inf, which DeepSpeed then uses as a batch size or a clip value: an error
-  // here, at the number, naming the key it belongs to.
+  // DeepSpeed's hjson reader fails on 1e999 with a bare OverflowError (it tries int(inf)), naming
+  // neither the file nor the key: the same refusal here, at the number, naming the key.
   void report_overflow(const ConfigNode& node) {
     const std::string shown = node.string_value.size() > 40 ? node.string_value.substr(0, 40) + "..." : node.string_value;
     diagnostics_.push_back({Severity::kError, "number-overflow", key_path(), node.location,
                             "the number " + shown + (key_path().empty() ? "" : " of \"" + key_path() + "\"") +
                                 " is beyond the range of a 64-bit float (about 1.8e308); DeepSpeed's hjson "
-                                "reader would turn it into inf",
+                                "reader fails on it too (OverflowError: cannot convert float infinity to integer)",
                             "write a finite value"});
   }
 
