@@ -5,10 +5,12 @@
 # kernels, GPU idle), and the one-GPU benchmark beside DeepSpeed 0.19.7 and eager PyTorch
 # (scripts/bench_train_gpu.py, which also measures the two ceilings).
 # Usage: bash scripts/gpu_perf_checks.sh [--stages 0,1,2,3] [--profile-steps 6:2] [--no-tests]
-#        [--no-profile] [--no-bench] [-- bench_train_gpu.py arguments]
+#        [--no-profile] [--no-bench] [--budget SECONDS] [-- bench_train_gpu.py arguments]
+# --budget (default 570): the benchmark gets what is left of it, so the logs are packed before a
+# device call's 10-minute limit stops everything.
 # Back under $OUT: gpu-perf-logs.tgz (logs, bench JSON, the profiled session file profiled.db) and,
 # when this call built DeepSpeed's FusedAdam, ds-site.tgz to carry as .device/ds-site.tgz next time.
-STAGES=0,1,2,3 PROFILE_STEPS=6:2 TESTS=1 PROFILE=1 BENCH=1
+STAGES=0,1,2,3 PROFILE_STEPS=6:2 TESTS=1 PROFILE=1 BENCH=1 BUDGET=570 STARTED=$(date +%s)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --stages) STAGES=$2; shift 2 ;;
@@ -16,6 +18,7 @@ while [[ $# -gt 0 ]]; do
     --no-tests) TESTS=0; shift ;;
     --no-profile) PROFILE=0; shift ;;
     --no-bench) BENCH=0; shift ;;
+    --budget) BUDGET=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "gpu_perf_checks.sh: unknown argument '$1' (see the usage line at the top)" >&2; exit 2 ;;
   esac
@@ -42,7 +45,8 @@ fi
 gpu_python_deps_wait
 gpu_python_deps_pack "$ARCHIVE_DIR"
 if [[ $BENCH == 1 ]]; then
-  PYTHONUNBUFFERED=1 timeout 560 python3 scripts/bench_train_gpu.py --cli "$CLI" --stages "$STAGES" \
+  left=$(( BUDGET - ($(date +%s) - STARTED) - 10 ))
+  PYTHONUNBUFFERED=1 timeout "$left" python3 scripts/bench_train_gpu.py --cli "$CLI" --stages "$STAGES" \
     --json "$OUT_DIR/bench-train-gpu.json" "$@" > "$OUT_DIR/bench-train-gpu.log" 2>&1
   echo "bench rc=$?"; grep -E "^#|^[a-z]" "$OUT_DIR/bench-train-gpu.log" | grep -v "^repeat" | tail -n 30
 fi
