@@ -43,23 +43,19 @@ __device__ inline void store_as(void* data, Dtype dtype, std::size_t i, float v)
   }
 }
 
+/// Four 16-bit values from element `i` of `data` (8-byte aligned) as fp32; Pair2 is __nv_bfloat162 or __half2.
+template <class Pair2>
+__device__ inline void load4_16bit(const void* data, std::size_t i, float out[4]) {
+  const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const unsigned short*>(data) + i);
+  const Pair2 lo = *reinterpret_cast<const Pair2*>(&raw.x), hi = *reinterpret_cast<const Pair2*>(&raw.y);
+  out[0] = __low2float(lo), out[1] = __high2float(lo), out[2] = __low2float(hi), out[3] = __high2float(hi);
+}
+
 /// Four consecutive gradients from element `i` (aligned, see grads4_aligned) as fp32, times the scale.
 __device__ inline void load_grad4(const GradInput& grads, std::size_t i, float out[4]) {
   switch (grads.dtype) {
-    case Dtype::kBFloat16: {
-      const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const __nv_bfloat16*>(grads.data) + i);
-      const __nv_bfloat162 lo = *reinterpret_cast<const __nv_bfloat162*>(&raw.x);
-      const __nv_bfloat162 hi = *reinterpret_cast<const __nv_bfloat162*>(&raw.y);
-      out[0] = __low2float(lo), out[1] = __high2float(lo), out[2] = __low2float(hi), out[3] = __high2float(hi);
-      break;
-    }
-    case Dtype::kFloat16: {
-      const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const __half*>(grads.data) + i);
-      const __half2 lo = *reinterpret_cast<const __half2*>(&raw.x);
-      const __half2 hi = *reinterpret_cast<const __half2*>(&raw.y);
-      out[0] = __low2float(lo), out[1] = __high2float(lo), out[2] = __low2float(hi), out[3] = __high2float(hi);
-      break;
-    }
+    case Dtype::kBFloat16: load4_16bit<__nv_bfloat162>(grads.data, i, out); break;
+    case Dtype::kFloat16: load4_16bit<__half2>(grads.data, i, out); break;
     case Dtype::kFloat32: {
       const float4 v = *reinterpret_cast<const float4*>(static_cast<const float*>(grads.data) + i);
       out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
@@ -69,21 +65,21 @@ __device__ inline void load_grad4(const GradInput& grads, std::size_t i, float o
   for (int k = 0; k < 4; ++k) out[k] = out[k] * grads.scale;
 }
 
+/// Writes two rounded pairs as one 8-byte store at element `i` of a 16-bit buffer.
+template <class Pair2>
+__device__ inline void store_pairs(void* data, std::size_t i, Pair2 lo, Pair2 hi) {
+  uint2 raw;
+  raw.x = *reinterpret_cast<const unsigned*>(&lo);
+  raw.y = *reinterpret_cast<const unsigned*>(&hi);
+  *reinterpret_cast<uint2*>(static_cast<unsigned short*>(data) + i) = raw;
+}
+
 /// Writes four fp32 values from element `i` of a 16-bit buffer (aligned, see copy4_aligned).
 __device__ inline void store4_as(void* data, Dtype dtype, std::size_t i, float4 v) {
-  if (dtype == Dtype::kBFloat16) {
-    const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-    uint2 raw;
-    raw.x = *reinterpret_cast<const unsigned*>(&lo);
-    raw.y = *reinterpret_cast<const unsigned*>(&hi);
-    *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(data) + i) = raw;
-  } else if (dtype == Dtype::kFloat16) {
-    const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
-    uint2 raw;
-    raw.x = *reinterpret_cast<const unsigned*>(&lo);
-    raw.y = *reinterpret_cast<const unsigned*>(&hi);
-    *reinterpret_cast<uint2*>(static_cast<__half*>(data) + i) = raw;
-  }
+  if (dtype == Dtype::kBFloat16)
+    store_pairs(data, i, __floats2bfloat162_rn(v.x, v.y), __floats2bfloat162_rn(v.z, v.w));
+  else if (dtype == Dtype::kFloat16)
+    store_pairs(data, i, __floats2half2_rn(v.x, v.y), __floats2half2_rn(v.z, v.w));
 }
 
 // N elements of T as one aligned 16-byte (or narrower) access.

@@ -13,8 +13,15 @@ using cuda_detail::Pack;
 using cuda_detail::to_float;
 
 constexpr int kThreads = 256;
-constexpr int kMaxPacksPerThread = 2;    // registers: a row of up to 2 x 256 packs of 16 bytes
-constexpr unsigned kBackwardBlocks = 264;  // 2 per H200 multiprocessor; each sums its rows' dW, dB
+constexpr int kMaxPacksPerThread = 2;  // registers: a row of up to 2 x 256 packs of 16 bytes
+// Backward blocks per multiprocessor: the one-pack bf16 kernel takes 64 registers a thread, so four
+// blocks of 256 fit an SM; fewer leave too few rows in flight to keep memory busy (measured: two
+// per SM moved 1.6 TB/s on an H200).
+constexpr int kBackwardBlocksPerSm = 4;
+// The partials' reduction: 32 columns x 8 lanes of partial rows per block, so each warp reads 32
+// consecutive floats and every column has 8 sums in flight.
+constexpr int kPartialColumns = 32;
+constexpr int kPartialLanes = kThreads / kPartialColumns;
 
 // Sum over the block (every thread gets it); two calls may follow each other.
 __device__ inline float block_sum(float v) {
@@ -135,16 +142,27 @@ __global__ void layer_norm_backward_kernel(LayerNormShape s, LayerNormBackward i
   }
 }
 
-// Column j of d weight and d bias: the blocks' partials added in block order.
+// Column j of d weight and d bias: lane l of a block adds the partials of blocks l, l + 8, ... in
+// order, then lane 0 adds the 8 lane sums in order (deterministic).
 template <class T>
 __global__ void layer_norm_partials_kernel(const float* partial_dw, const float* partial_db, unsigned blocks,
                                            std::int64_t width, T* dweight, T* dbias) {
-  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (j >= width) return;
+  const int column = static_cast<int>(threadIdx.x) % kPartialColumns, lane = static_cast<int>(threadIdx.x) / kPartialColumns;
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kPartialColumns + column;
   float dw = 0.0f, db = 0.0f;
-  for (unsigned b = 0; b < blocks; ++b) {
-    dw += partial_dw[b * width + j];
-    db += partial_db[b * width + j];
+  if (j < width)
+    for (unsigned b = static_cast<unsigned>(lane); b < blocks; b += kPartialLanes) {
+      dw += partial_dw[b * width + j];
+      db += partial_db[b * width + j];
+    }
+  __shared__ float lane_dw[kPartialLanes][kPartialColumns], lane_db[kPartialLanes][kPartialColumns];
+  lane_dw[lane][column] = dw;
+  lane_db[lane][column] = db;
+  __syncthreads();
+  if (lane != 0 || j >= width) return;
+  for (int l = 1; l < kPartialLanes; ++l) {
+    dw += lane_dw[l][column];
+    db += lane_db[l][column];
   }
   dweight[j] = from_float<T>(dw);
   dbias[j] = from_float<T>(db);
@@ -155,8 +173,20 @@ int packs_per_thread(const LayerNormShape& s) {
   return static_cast<int>((s.width / pack + kThreads - 1) / kThreads);
 }
 
+// Multiprocessors of the current device (read once per device).
+int multiprocessors() {
+  static int counts[64] = {};
+  int device = 0;
+  SHARDSCOPE_CUDA_CHECK(cudaGetDevice(&device), "cuda_layer_norm");
+  if (device < 0 || device >= 64) device = 0;
+  if (counts[device] == 0)
+    SHARDSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&counts[device], cudaDevAttrMultiProcessorCount, device), "cuda_layer_norm");
+  return counts[device];
+}
+
 unsigned backward_blocks(const LayerNormShape& s) {
-  return static_cast<unsigned>(s.rows < static_cast<std::int64_t>(kBackwardBlocks) ? s.rows : kBackwardBlocks);
+  const auto most = static_cast<std::int64_t>(kBackwardBlocksPerSm) * multiprocessors();
+  return static_cast<unsigned>(s.rows < most ? s.rows : most);
 }
 
 template <class T>
@@ -180,9 +210,18 @@ void backward_typed(const LayerNormShape& s, const LayerNormBackward& io, float*
       layer_norm_backward_kernel<T, 2><<<blocks, kThreads, 0, stream>>>(s, io, partial_dw, partial_db);
     SHARDSCOPE_CUDA_CHECK(cudaGetLastError(), "launch_cuda_layer_norm_backward");
   }
-  const unsigned columns = static_cast<unsigned>((s.width + kThreads - 1) / kThreads);
+  const unsigned columns = static_cast<unsigned>((s.width + kPartialColumns - 1) / kPartialColumns);
   layer_norm_partials_kernel<T><<<columns, kThreads, 0, stream>>>(partial_dw, partial_db, blocks, s.width,
                                                                   static_cast<T*>(io.dweight), static_cast<T*>(io.dbias));
+}
+
+// The buffers both entry points share: x (and the row statistics) and the width-long weight.
+void check_common_buffers(const LayerNormShape& s, const void* x, const void* weight, const float* mean,
+                          const float* rstd, const char* kernel) {
+  check_device_pointer(x, static_cast<std::size_t>(s.rows * s.width), kernel, "x");
+  check_device_pointer(weight, static_cast<std::size_t>(s.width), kernel, "weight");
+  check_device_pointer(mean, static_cast<std::size_t>(s.rows), kernel, "mean");
+  check_device_pointer(rstd, static_cast<std::size_t>(s.rows), kernel, "rstd");
 }
 
 void check_fit(const LayerNormShape& s, const void* const* pointers, std::size_t count, const char* kernel) {
@@ -233,13 +272,9 @@ void cuda_layer_norm_forward(const LayerNormShape& s, const LayerNormForward& io
   const char* kernel = "cuda_layer_norm_forward";
   const void* pointers[] = {io.x, io.weight, io.bias, io.y};
   check_fit(s, pointers, 4, kernel);
-  const auto n = static_cast<std::size_t>(s.rows * s.width), w = static_cast<std::size_t>(s.width);
-  check_device_pointer(io.x, n, kernel, "x");
-  check_device_pointer(io.y, n, kernel, "y");
-  check_device_pointer(io.weight, w, kernel, "weight");
-  check_device_pointer(io.bias, w, kernel, "bias");
-  check_device_pointer(io.mean, static_cast<std::size_t>(s.rows), kernel, "mean");
-  check_device_pointer(io.rstd, static_cast<std::size_t>(s.rows), kernel, "rstd");
+  check_common_buffers(s, io.x, io.weight, io.mean, io.rstd, kernel);
+  check_device_pointer(io.y, static_cast<std::size_t>(s.rows * s.width), kernel, "y");
+  check_device_pointer(io.bias, static_cast<std::size_t>(s.width), kernel, "bias");
   launch_cuda_layer_norm_forward(s, io, stream);
 }
 
@@ -249,15 +284,12 @@ void cuda_layer_norm_backward(const LayerNormShape& s, const LayerNormBackward& 
   const char* kernel = "cuda_layer_norm_backward";
   const void* pointers[] = {io.dy, io.x, io.weight, io.dx};
   check_fit(s, pointers, 4, kernel);
+  check_common_buffers(s, io.x, io.weight, io.mean, io.rstd, kernel);
   const auto n = static_cast<std::size_t>(s.rows * s.width), w = static_cast<std::size_t>(s.width);
   check_device_pointer(io.dy, n, kernel, "dy");
-  check_device_pointer(io.x, n, kernel, "x");
   check_device_pointer(io.dx, n, kernel, "dx");
-  check_device_pointer(io.weight, w, kernel, "weight");
   check_device_pointer(io.dweight, w, kernel, "dweight");
   check_device_pointer(io.dbias, w, kernel, "dbias");
-  check_device_pointer(io.mean, static_cast<std::size_t>(s.rows), kernel, "mean");
-  check_device_pointer(io.rstd, static_cast<std::size_t>(s.rows), kernel, "rstd");
   check_device_pointer(workspace, cuda_layer_norm_workspace_floats(s), kernel, "workspace");
   launch_cuda_layer_norm_backward(s, io, workspace, stream);
 }

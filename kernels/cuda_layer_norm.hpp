@@ -19,7 +19,8 @@ namespace shardscope::kernels {
 /// pointer 16-byte aligned. The engine falls back to torch's LayerNorm otherwise.
 bool cuda_layer_norm_fits(const LayerNormShape& shape, const void* const* pointers, std::size_t count);
 
-/// Floats of device workspace the backward needs for `shape` (the per-block partials).
+/// Floats of device workspace the backward needs for `shape` on the current device (the per-block
+/// partials; the block count follows the device's multiprocessors).
 std::size_t cuda_layer_norm_workspace_floats(const LayerNormShape& shape);
 
 /// Enqueue on `stream`; no precondition checks.

@@ -20,6 +20,7 @@ namespace shardscope::kernels {
 namespace {
 
 using testing::DeviceBuffer;
+using testing::relative_error;
 
 // Fresh random logits (N(0, 4^2), stored in `dtype` as raw bits) for every case.
 std::vector<std::uint16_t> random_logits16(std::size_t n, Dtype dtype, std::mt19937& gen) {
@@ -35,25 +36,8 @@ std::vector<float> as_floats(const std::vector<std::uint16_t>& bits, Dtype dtype
   return out;
 }
 
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
-    norm += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
-
-class CudaCrossEntropy : public ::testing::Test {
+class CudaCrossEntropy : public testing::CudaStreamTest {
  protected:
-  void SetUp() override {
-    const CudaDeviceQuery query = query_cuda_devices();
-    if (query.devices.empty()) GTEST_SKIP() << "no CUDA device: " << query.error;
-    SHARDSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_), "test");
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
 
   // One case: random logits of `rows` x `vocab` in a stride of `stride`, every seventh row ignored;
   // the GPU's lse, loss and gradient (separate buffer, then over the logits) against the CPU's.
@@ -129,8 +113,6 @@ class CudaCrossEntropy : public ::testing::Test {
     EXPECT_LT(relative_error(separate, ref), dtype == Dtype::kFloat32 ? 1e-5 : 1e-2) << label;
     EXPECT_EQ(separate, over) << label << ": the gradient over the logits differs from the one beside them";
   }
-
-  cudaStream_t stream_ = nullptr;
 };
 
 TEST_F(CudaCrossEntropy, MatchesCpuReferenceOnBothPaths) {

@@ -60,16 +60,8 @@ struct DeviceOptimizerBuffers {
   }
 };
 
-class CudaKernels : public ::testing::Test {
+class CudaKernels : public testing::CudaStreamTest {
  protected:
-  void SetUp() override {
-    const CudaDeviceQuery query = query_cuda_devices();
-    if (query.devices.empty()) GTEST_SKIP() << "no CUDA device: " << query.error;
-    SHARDSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_), "test");
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
 
   using GpuRun = std::function<void(DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t step)>;
   using CpuRun = std::function<void(OptimizerBuffers& h, std::int64_t step)>;
@@ -97,8 +89,6 @@ class CudaKernels : public ::testing::Test {
       }
     }
   }
-
-  cudaStream_t stream_ = nullptr;
 };
 
 TEST_F(CudaKernels, AdamMatchesCpuReference) {

@@ -1,12 +1,19 @@
 #pragma once
-// What the CUDA kernel tests share: a device buffer with a host twin's upload and download.
+// What the CUDA kernel tests share: a device buffer with a host twin's upload and download, a
+// fixture that skips (with the reason) where no device is present and owns a stream, and the
+// relative error the kernels are held to.
+
+#include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "kernels/cuda_check.hpp"
+#include "kernels/device_query.hpp"
 
 namespace shardscope::kernels::testing {
 
@@ -34,5 +41,30 @@ class DeviceBuffer {
   T* data_ = nullptr;
   std::size_t count_ = 0;
 };
+
+/// Skips without a CUDA device; stream_ is a fresh stream for the test.
+class CudaStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const CudaDeviceQuery query = query_cuda_devices();
+    if (query.devices.empty()) GTEST_SKIP() << "no CUDA device: " << query.error;
+    SHARDSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_), "test");
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+/// ||a - b|| / ||b|| in double; infinity when `a` holds a NaN (an element the kernel did not write).
+inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i])) return std::numeric_limits<double>::infinity();
+    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff / norm);
+}
 
 }  // namespace shardscope::kernels::testing
