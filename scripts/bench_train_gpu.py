@@ -18,6 +18,7 @@ the plumbing on a tiny shape (Gloo, DeepSpeed's CPU accelerator); its figures me
 Usage: scripts/bench_train_gpu.py --cli build-gpu/app/cli/shardscope [--layers 24 --hidden 2048
        --heads 16 --seq-len 1024 --micro-batch 8 --steps 16 --warmup 6 --repeats 3 --json FILE]"""
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -46,22 +47,40 @@ def run_ours(args, stage, workdir, counter):
     return bc.session_measurement(args.cli, db, name, args.warmup, 1, time.perf_counter() - start)
 
 
+def run_python_peer(args, engine, port):
+    """One run of a Python peer in a process of its own (scripts/bench/run_peer.py)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench", "run_peer.py")
+    cmd = [sys.executable, script, "--engine", engine, "--shape", ",".join(map(str, bc.shape_of(args))),
+           "--micro-batch", str(args.micro_batch), "--steps", str(args.steps), "--warmup", str(args.warmup),
+           "--bucket", str(args.bucket), "--device", args.device, "--port", str(port)]
+    start = time.perf_counter()
+    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    if run.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed with exit code {run.returncode}:\n{run.stderr[-4000:]}")
+    fields = json.loads(run.stdout.strip().splitlines()[-1])
+    loop_s = fields.pop("loop_s")
+    m = bc.Measurement(**fields)
+    m.setup_s = wall - loop_s  # as for ours: everything but the training loop, process start included
+    return m
+
+
 def engines_for(args, stages, workdir):
-    from deepspeed_peer import train_deepspeed
-    from gpt2_eager import train_eager
-    shape = bc.shape_of(args)
-    counter = [0]
+    counter, ports = [0], [29500]
+
+    def peer(engine):
+        ports[0] += 1
+        return run_python_peer(args, engine, ports[0])
+
     engines = {}
-    run = (args.micro_batch, args.steps, args.warmup)
     for stage in stages:
         if "shardscope" in args.engines:
             engines[f"shardscope-z{stage}"] = (stage, lambda s=stage: run_ours(args, s, workdir, counter))
         if "deepspeed" in args.engines:
-            engines[f"deepspeed-z{stage}"] = (
-                stage, lambda s=stage: train_deepspeed(s, shape, *run, args.bucket, args.device))
+            engines[f"deepspeed-z{stage}"] = (stage, lambda s=stage: peer(f"deepspeed-z{s}"))
     for mode in ("eager-autocast", "eager-bf16"):
         if "eager" in args.engines:
-            engines[mode] = (-1, lambda m=mode: train_eager(m, shape, *run, device=args.device))
+            engines[mode] = (-1, lambda m=mode: peer(m))
     return engines
 
 
@@ -120,7 +139,6 @@ def main():
         p.error(f"--stages {args.stages}: ZeRO stages are 0, 1, 2 and 3")
     if args.device == "cpu":
         os.environ.setdefault("DS_ACCELERATOR", "cpu")
-    bc.ensure_process_group(args.device)
     peak = bc.matmul_peak_tflops(args.device)
     copy = bc.copy_bandwidth_gbps(args.device)
     params = bc.gpt2_params(args.layers, args.hidden, args.vocab, args.seq_len)
@@ -148,15 +166,7 @@ def main():
                                   "provenance": env, "matmul_peak_tflops": peak, "copy_gbps": copy, "params": params,
                                   "rows": [r.to_json(fpt, peak) for r in ordered],
                                   "ratios": lines, "failures": failures})
-    if args.device == "cpu":
-        print("# OK: CPU dry run, every engine ran (bars apply to GPU figures only"
-              + (f"; on these: {'; '.join(failures)})" if failures else ")"))
-        return 0
-    if failures:
-        print("# FAILED: " + "; ".join(failures))
-        return 1
-    print("# OK: every bar holds")
-    return 0
+    return bc.footer(args.device, failures)
 
 
 if __name__ == "__main__":

@@ -238,15 +238,7 @@ def main():
     document["failures"] = all_failures
     if args.json:
         bc.write_json(args.json, document)
-    if args.device == "cpu":
-        print("# OK: CPU dry run, every engine ran (bars apply to GPU figures only"
-              + (f"; on these: {'; '.join(all_failures)})" if all_failures else ")"))
-        return 0
-    if all_failures:
-        print("# FAILED: " + "; ".join(all_failures))
-        return 1
-    print("# OK: every bar holds")
-    return 0
+    return bc.footer(args.device, all_failures)
 
 
 if __name__ == "__main__":
