@@ -26,9 +26,6 @@ class Measurement:
     peak_bytes: int      # per GPU, the caching allocator's peak allocated bytes (max over the ranks)
     loss: float
     setup_s: float = float("nan")
-    # Python peers: process CPU seconds per wall second over the timed steps. Near 1 (or above,
-    # with helper threads) the host, not the GPU, sets the pace.
-    host_cpu_per_wall: float = float("nan")
 
 
 @dataclass
@@ -61,7 +58,6 @@ class EngineResult:
     def to_json(self, flops_per_token, peak_tflops):
         tflops = self.median() * flops_per_token / 1e12
         return {"engine": self.name, "stage": self.stage, "tokens_per_s_per_gpu": self.median(),
-                "host_cpu_per_wall": statistics.median(m.host_cpu_per_wall for m in self.repeats),
                 "spread": self.spread(), "tflops_per_gpu": tflops,
                 "mfu": tflops / peak_tflops if peak_tflops else None,
                 "peak_bytes_per_gpu": self.peak_bytes(), "setup_s": self.setup_s(), "final_loss": self.loss(),
@@ -197,11 +193,9 @@ def run_repeats(engines, repeats, log):
 
 
 def print_results_table(results, flops_per_token, peak_tflops, columns=()):
-    """nccl-tests style: fixed columns with units. `columns` adds (header, width, fn(result) -> text).
-    host cpu: a Python peer's process CPU seconds per wall second in the timed steps (about 1 or
-    more: the host sets the pace); '-' for ShardScope's runs, which do not measure it."""
+    """nccl-tests style: fixed columns with units. `columns` adds (header, width, fn(result) -> text)."""
     head = (f"{'engine':<26} {'stage':>5} {'tok/s/GPU':>10} {'spread':>7} {'TFLOP/s':>8} {'MFU':>6} "
-            f"{'peak GiB':>9} {'setup s':>8} {'loss':>7} {'host cpu':>8}")
+            f"{'peak GiB':>9} {'setup s':>8} {'loss':>7}")
     for header, width, _ in columns:
         head += f" {header:>{width}}"
     print("# " + head)
@@ -209,10 +203,8 @@ def print_results_table(results, flops_per_token, peak_tflops, columns=()):
         tflops = r.median() * flops_per_token / 1e12
         mfu = f"{100 * tflops / peak_tflops:5.1f}%" if peak_tflops else "    -"
         stage = str(r.stage) if r.stage >= 0 else "-"
-        host = statistics.median(m.host_cpu_per_wall for m in r.repeats)
-        host_text = "-" if host != host else f"{host:.2f}"  # NaN: not measured (ShardScope runs)
         line = (f"  {r.name:<26} {stage:>5} {r.median():>10.0f} {100 * r.spread():>6.1f}% {tflops:>8.1f} {mfu:>6} "
-                f"{r.peak_bytes() / GIB:>9.2f} {r.setup_s():>8.1f} {r.loss():>7.3f} {host_text:>8}")
+                f"{r.peak_bytes() / GIB:>9.2f} {r.setup_s():>8.1f} {r.loss():>7.3f}")
         for _, width, fn in columns:
             line += f" {fn(r):>{width}}"
         print(line)
@@ -224,9 +216,7 @@ def spread_notes(results, limit=0.10):
     for r in results:
         if r.spread() > limit:
             figures = ", ".join(f"{t:.0f}" for t in r.tokens())
-            hosts = ", ".join(f"{m.host_cpu_per_wall:.2f}" for m in r.repeats)
-            notes.append(f"{r.name}: repeats spread {100 * r.spread():.1f}% > {100 * limit:.0f}% ({figures} tok/s; "
-                         f"host CPU s per wall s {hosts})")
+            notes.append(f"{r.name}: repeats spread {100 * r.spread():.1f}% > {100 * limit:.0f}% ({figures} tok/s)")
     return notes
 
 

@@ -38,11 +38,11 @@ def train_deepspeed(stage, shape, micro_batch, steps, warmup, bucket, device="cu
         engine.step()
         return loss
 
-    tokens_per_s, loss, host = timed_steps(step, steps, warmup, micro_batch, seq_len, sync)
+    tokens_per_s, loss = timed_steps(step, steps, warmup, micro_batch, seq_len, sync)
     peak = torch.cuda.max_memory_allocated() if cuda else 0
     engine.destroy()
     del engine, model
     gc.collect()
     if cuda:
         torch.cuda.empty_cache()
-    return Measurement(tokens_per_s, peak, loss, setup_s, host)
+    return Measurement(tokens_per_s, peak, loss, setup_s)

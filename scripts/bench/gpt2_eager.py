@@ -69,19 +69,16 @@ def build_gpt2(shape, device, seed=0):
 def timed_steps(step_fn, steps, warmup, micro_batch, seq_len, sync):
     """Runs step_fn(step) -> loss tensor `steps` times; each step ends with loss.item() (what a loop
     that logs its loss does, and a full synchronisation), so the host clock times the GPU's work.
-    Returns (median tokens/s over the steps after warmup, last loss, process CPU seconds per wall
-    second over those steps)."""
-    times, loss_value, cpu, wall = [], math.nan, 0.0, 0.0
+    Returns (median tokens/s over the steps after warmup, last loss)."""
+    times, loss_value = [], math.nan
     for step in range(steps):
-        start, start_cpu = time.perf_counter(), time.process_time()
+        start = time.perf_counter()
         loss_value = step_fn(step).item()
         sync()
         if step >= warmup:
             times.append(time.perf_counter() - start)
-            cpu += time.process_time() - start_cpu
-            wall += times[-1]
     times.sort()
-    return micro_batch * seq_len / times[len(times) // 2], loss_value, cpu / wall if wall else math.nan
+    return micro_batch * seq_len / times[len(times) // 2], loss_value
 
 
 def random_tokens(vocab, micro_batch, seq_len, device, seed):
@@ -117,8 +114,8 @@ def train_eager(mode, shape, micro_batch, steps, warmup, device="cuda", clip=1.0
         opt.zero_grad(set_to_none=True)
         return loss
 
-    tokens_per_s, loss, host = timed_steps(step, steps, warmup, micro_batch, seq_len, sync)
+    tokens_per_s, loss = timed_steps(step, steps, warmup, micro_batch, seq_len, sync)
     peak = torch.cuda.max_memory_allocated() if cuda else 0
     del model, opt
-    return Measurement(tokens_per_s, peak, loss, setup_s, host)
+    return Measurement(tokens_per_s, peak, loss, setup_s)
 

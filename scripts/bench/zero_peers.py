@@ -75,8 +75,8 @@ def train_pytorch_peer(mode, shape, micro_batch, steps, warmup, device, rank):
         opt.zero_grad(set_to_none=True)
         return loss
 
-    tokens_per_s, loss, host = timed_steps(step, steps, warmup, micro_batch, seq_len, sync)
-    return Measurement(tokens_per_s, torch.cuda.max_memory_allocated(target) if cuda else 0, loss, setup_s, host)
+    tokens_per_s, loss = timed_steps(step, steps, warmup, micro_batch, seq_len, sync)
+    return Measurement(tokens_per_s, torch.cuda.max_memory_allocated(target) if cuda else 0, loss, setup_s)
 
 
 def _worker(rank, world, mode, shape, micro_batch, steps, warmup, bucket, device, port, results):
@@ -94,7 +94,7 @@ def _worker(rank, world, mode, shape, micro_batch, steps, warmup, bucket, device
         m = train_deepspeed(int(mode[-1]), shape, micro_batch, steps, warmup, bucket, device, rank)
     else:
         m = train_pytorch_peer(mode, shape, micro_batch, steps, warmup, device, rank)
-    results[rank] = (m.tokens_per_s, m.peak_bytes, m.loss, m.setup_s, m.host_cpu_per_wall)
+    results[rank] = (m.tokens_per_s, m.peak_bytes, m.loss, m.setup_s)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -107,4 +107,4 @@ def run_peer(mode, world, shape, micro_batch, steps, warmup, port, bucket=50_000
                  nprocs=world)
         values = dict(results)
     return Measurement(sum(v[0] for v in values.values()) / len(values), max(v[1] for v in values.values()),
-                       values[0][2], max(v[3] for v in values.values()), max(v[4] for v in values.values()))
+                       values[0][2], max(v[3] for v in values.values()))
