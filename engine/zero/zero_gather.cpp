@@ -153,7 +153,7 @@ void ZeroRuntime::gather_all() {
   // Copies, never views of the 16-bit weights: without a modifier rank, GatheredParameters drops
   // what the user changed (scatter_from_gathered writes it back when there is one).
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    if (groups_[g].status == GatherStatus::kAvailable && weights16_.defined()) release(static_cast<int>(g), true);
+    if (groups_[g].status != GatherStatus::kReleased && weights16_.defined()) release(static_cast<int>(g), true);
     if (groups_[g].status == GatherStatus::kReleased) issue_gather(static_cast<int>(g), false, /*private_copy=*/true);
   }
   for (std::size_t g = 0; g < groups_.size(); ++g) ensure_available(static_cast<int>(g));
