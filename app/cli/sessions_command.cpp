@@ -13,6 +13,7 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "configs/did_you_mean.hpp"
+#include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/host_probe.hpp"
@@ -201,9 +202,18 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
   if (comms.size() > 1) std::cout << "\n", print_table(std::cout, comms);
 }
 
+nlohmann::json memory_report_json(const engine::SessionMemoryReport& r) {
+  const auto opt = [](const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  const auto& p = r.prediction;
+  return {{"predicted", {{"model_states_bytes", p.model_states_bytes}, {"buffers_bytes", p.buffers_bytes},
+                         {"activations_bytes", p.activations_bytes}, {"total_bytes", p.total_bytes}}},
+          {"measured_step_end_bytes", opt(r.measured_step_end_bytes)}, {"measured_peak_bytes", opt(r.measured_peak_bytes)}};
+}
+
 int show_action(const CommandArgs& args) {
-  ArgParser parser = make_parser("show", "Shows one session: run facts, summary, memory per rank, timers and\n"
-                                         "collectives. SESSION is an id, a uid (prefix) or a unique name.");
+  ArgParser parser = make_parser("show", "Shows one session: run facts, summary, memory per rank (beside the\n"
+                                         "estimator's prediction for the run), timers and collectives. SESSION is\n"
+                                         "an id, a uid (prefix) or a unique name.");
   parser.positional("SESSION", "the session to show")
       .option("warmup", "N", "leave the first N steps out of timing and throughput")
       .flag("json", "print one JSON document {detail, summary}")
@@ -220,12 +230,15 @@ int show_action(const CommandArgs& args) {
   profile_options.warmup_steps = options.warmup_steps;
   std::optional<profiler::ProfileAnalyses> profile;
   if (parsed.has("profile")) profile = profiler::analyze_session(store, id, profile_options);
+  const auto memory = engine::session_memory_report(store, id, options.warmup_steps);
   if (parsed.has("json")) {
     nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}};
     if (profile) out["profile"] = profiler::to_json(*profile);
+    if (memory) out["memory_prediction"] = memory_report_json(*memory);
     std::cout << out.dump(2) << "\n";
   } else {
     print_summary(detail, summary);
+    if (memory) std::cout << "\n" << engine::session_memory_report_text(*memory);
     if (profile) std::cout << "\n" << profiler::format_profile_analyses(*profile, profile_options);
   }
   return kExitOk;
