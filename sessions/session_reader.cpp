@@ -67,7 +67,7 @@ std::vector<std::string> strings_of(SqliteDb& db, const char* sql, std::int64_t 
 constexpr const char* kInfoColumns =
     "s.id, s.uid, s.name, s.status, s.started_at, s.ended_at, s.wall_time_s, s.world_size, s.config_hash, "
     "s.shardscope_version, s.git_hash, (SELECT MIN(step) FROM steps WHERE session_id = s.id), "
-    "(SELECT MAX(step) FROM steps WHERE session_id = s.id)";
+    "(SELECT MAX(step) FROM steps WHERE session_id = s.id), s.origin";
 
 SessionInfo read_info(SqliteDb& db, Statement& s) {
   SessionInfo info;
@@ -84,6 +84,7 @@ SessionInfo read_info(SqliteDb& db, Statement& s) {
   info.git_hash = s.text(10);
   info.first_step = s.optional_int64(11);
   info.last_step = s.optional_int64(12);
+  info.origin = s.text(13);
   info.hosts = strings_of(db, "SELECT DISTINCT host FROM ranks WHERE session_id = ? AND host IS NOT NULL "
                               "AND host != '' ORDER BY host", info.id);
   info.tags = strings_of(db, "SELECT tag FROM session_tags WHERE session_id = ? ORDER BY tag", info.id);
@@ -235,17 +236,18 @@ std::int64_t find_session(Store& store, const std::string& selector) {
 SessionDetail load_session(Store& store, std::int64_t session_id) {
   SqliteDb& db = store.db();
   Statement s(db, (std::string("SELECT ") + kInfoColumns +
-                   ", s.command_line, s.config_json, s.environment_json, s.peak_tflops_per_gpu "
+                   ", s.command_line, s.config_json, s.environment_json, s.peak_tflops_per_gpu, s.origin_json "
                    "FROM sessions s WHERE s.id = ?").c_str());
   s.bind(1, session_id);
   if (!s.step()) not_found(store, "with id " + std::to_string(session_id));
   SessionDetail d;
   d.info = read_info(db, s);
-  d.config_json = s.text(14);
-  d.peak_tflops_per_gpu = s.optional_real(16);
+  d.config_json = s.text(15);
+  d.peak_tflops_per_gpu = s.optional_real(17);
+  d.origin_json = s.text(18);
   try {
-    if (!s.is_null(13)) d.command_line = nlohmann::json::parse(s.text(13)).get<std::vector<std::string>>();
-    if (!s.is_null(15)) d.environment = report_from_json(nlohmann::json::parse(s.text(15)));
+    if (!s.is_null(14)) d.command_line = nlohmann::json::parse(s.text(14)).get<std::vector<std::string>>();
+    if (!s.is_null(16)) d.environment = report_from_json(nlohmann::json::parse(s.text(16)));
   } catch (const std::exception& e) {
     throw StoreError(ErrorKind::kCorrupt, store.path() + ": session " + std::to_string(session_id) +
                                               " has an unreadable command line or environment: " + e.what());
@@ -339,8 +341,8 @@ std::vector<LogLine> load_logs(Store& store, std::int64_t session_id, std::optio
 }
 
 std::size_t delete_sessions(Store& store, const std::vector<std::int64_t>& session_ids) {
-  static const char* kTables[] = {"steps", "timers", "comms", "activities", "nvtx_ranges",
-                                  "logs",  "ranks",  "session_tags"};
+  static const char* kTables[] = {"steps", "timers", "comms",        "activities",     "nvtx_ranges",
+                                  "logs",  "ranks",  "session_tags", "series", "comm_summaries"};
   SqliteDb& db = store.db();
   Transaction transaction(db);
   std::size_t deleted = 0;

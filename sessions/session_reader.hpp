@@ -30,6 +30,7 @@ struct SessionInfo {
   std::vector<std::string> tags;
   std::optional<std::int64_t> first_step;
   std::optional<std::int64_t> last_step;
+  std::string origin;  ///< "" for ShardScope's engine; "deepspeed-import", "deepspeed-watch" (schema 4)
 };
 
 /// Filters of list_sessions; empty fields match everything.
@@ -58,6 +59,7 @@ struct SessionDetail {
   std::optional<EnvironmentReport> environment;  ///< absent when RunStart never arrived
   std::vector<RankDetail> ranks;
   std::optional<double> peak_tflops_per_gpu;
+  std::string origin_json;  ///< for imported and watched runs: what was read (JSON object), else ""
 };
 
 /// A per-step quantity of StepMetrics.
