@@ -18,6 +18,7 @@ const std::vector<Command>& all_commands() {
       {"sessions", "list, show, compare, export and delete recorded sessions (--db FILE)", run_sessions_command},
       {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", run_train_command},
       {"launch", "start one train rank per GPU (or CPU rank) on this machine, DeepSpeed's launcher habits", run_launch_command},
+      {"watch", "run your own DeepSpeed command (deepspeed, torchrun, ...) and follow it live into a session", run_watch_command},
       {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)", run_ckpt_command},
   };
   return commands;

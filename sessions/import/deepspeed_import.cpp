@@ -120,7 +120,8 @@ void read_config(ImportRun& run) {
   } else {
     return;
   }
-  run.config = record_deepspeed_config(text, file, run.facts.world_size, run.result.notes);
+  run.config = record_deepspeed_config(text, file, run.facts.world_size ? run.facts.world_size : run.trace_world_size,
+                                       run.result.notes);
 }
 
 void read_traces(ImportRun& run) {
@@ -213,12 +214,12 @@ DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSo
   run.stages = (sources.csv_monitor_dir ? 1 : 0) + (sources.tensorboard_dir ? 1 : 0) + 4;
   run.progress("log");
   read_logs(run);
+  run.progress("traces");
+  read_traces(run);  // before the config: a trace names the world size the batch keys need
   run.progress("config");
   read_config(run);
   read_monitors(run);
   add_monitor_steps(run);
-  run.progress("traces");
-  read_traces(run);
   std::vector<Event> events = session_events(run);
   run.progress("writing");
   run.result.session_uid = new_session_uid();

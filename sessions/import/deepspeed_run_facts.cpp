@@ -22,10 +22,15 @@ RecordedConfig record_deepspeed_config(const std::string& text, const std::strin
   options.world_size = world_size;
   const configs::ValidationResult result = configs::validate(document, options);
   RecordedConfig out;
+  const auto raw = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const bool batch_written = !raw.is_discarded() && raw.contains("train_batch_size") &&
+                             raw["train_batch_size"].is_number_integer();
   if (result.config && !result.has_errors()) {
     out.json = configs::resolved_config_json(result.resolved);
     const auto resolved = nlohmann::json::parse(out.json);
-    if (resolved.contains("train_batch_size") && resolved["train_batch_size"].is_number_integer())
+    // Solved from the micro batch, the batch size is only right for the run's world size.
+    if ((batch_written || world_size) && resolved.contains("train_batch_size") &&
+        resolved["train_batch_size"].is_number_integer())
       out.train_batch_size = resolved["train_batch_size"].get<std::int64_t>();
     return out;
   }
@@ -33,10 +38,8 @@ RecordedConfig record_deepspeed_config(const std::string& text, const std::strin
   notes.push_back(file + ": the config does not validate here (" +
                   std::to_string(configs::count_severity(result.diagnostics, configs::Severity::kError)) +
                   " errors; `shardscope validate " + file + "` lists them), so the session records it as written");
-  const auto raw = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   out.json = raw.is_discarded() ? "" : raw.dump();
-  if (!raw.is_discarded() && raw.contains("train_batch_size") && raw["train_batch_size"].is_number_integer())
-    out.train_batch_size = raw["train_batch_size"].get<std::int64_t>();
+  if (batch_written) out.train_batch_size = raw["train_batch_size"].get<std::int64_t>();
   return out;
 }
 

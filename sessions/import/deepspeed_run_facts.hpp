@@ -17,7 +17,7 @@ namespace shardscope::sessions {
 /// Throws ImportError naming the file when it is not JSON at all.
 struct RecordedConfig {
   std::string json;                             ///< "" when there is none
-  std::optional<std::int64_t> train_batch_size; ///< the resolved one
+  std::optional<std::int64_t> train_batch_size; ///< written, or resolved for a known world size
   std::optional<int> world_size;                ///< implied by the batch keys, when they say
 };
 RecordedConfig record_deepspeed_config(const std::string& text, const std::string& file,
