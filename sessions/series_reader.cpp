@@ -5,25 +5,6 @@
 
 namespace shardscope::sessions {
 
-std::vector<std::string> load_series_names(Store& store, std::int64_t session_id) {
-  // One probe of the series key per interned name, as load_timer_names does for timers.
-  Statement s(store.db(), "SELECT text FROM names n WHERE EXISTS(SELECT 1 FROM series x WHERE "
-                          "x.session_id = ?1 AND x.name_id = n.id) ORDER BY text");
-  s.bind(1, session_id);
-  std::vector<std::string> out;
-  while (s.step()) out.push_back(s.text(0));
-  return out;
-}
-
-std::vector<CurvePoint> load_series_curve(Store& store, std::int64_t session_id, const std::string& name) {
-  Statement s(store.db(), "SELECT step, AVG(value) FROM series WHERE session_id = ? AND name_id = "
-                          "(SELECT id FROM names WHERE text = ?) GROUP BY step ORDER BY step");
-  s.bind(1, session_id).bind(2, name);
-  std::vector<CurvePoint> out;
-  while (s.step()) out.push_back({s.int64(0), s.real(1), 0});
-  return out;
-}
-
 std::vector<SeriesPoint> load_series_points(Store& store, std::int64_t session_id, std::optional<int> rank) {
   Statement s(store.db(), rank ? "SELECT n.text, x.step, x.rank, x.value FROM series x JOIN names n ON n.id = x.name_id "
                                  "WHERE x.session_id = ?1 AND x.rank = ?2 ORDER BY n.text, x.step"

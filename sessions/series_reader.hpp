@@ -14,10 +14,7 @@ namespace shardscope::sessions {
 
 class Store;
 
-/// The names of the session's scalar series, sorted.
-std::vector<std::string> load_series_names(Store& store, std::int64_t session_id);
-/// One series per step (the mean over the ranks that report it), in step order.
-std::vector<CurvePoint> load_series_curve(Store& store, std::int64_t session_id, const std::string& name);
+// load_series_names and load_series_curve live in session_reader.hpp, beside the timers' twins.
 /// Every point of every series (or of one rank), by name, step, rank.
 std::vector<SeriesPoint> load_series_points(Store& store, std::int64_t session_id,
                                             std::optional<int> rank = std::nullopt);

@@ -278,19 +278,42 @@ std::vector<CurvePoint> load_curve(Store& store, std::int64_t session_id, Metric
   return out;
 }
 
-std::vector<std::string> load_timer_names(Store& store, std::int64_t session_id) {
-  // Probe the timers key once per interned name: DISTINCT over the timers would read every row.
-  return strings_of(store.db(), "SELECT text FROM names n WHERE EXISTS(SELECT 1 FROM timers t WHERE "
-                                "t.session_id = ?1 AND t.name_id = n.id) ORDER BY text", session_id);
+namespace {
+
+// The timers and series tables share a shape: (session_id, name_id, step, rank) -> a value.
+std::vector<std::string> names_in(Store& store, const std::string& table, std::int64_t session_id) {
+  // Probe the table's key once per interned name: DISTINCT over the rows would read every row.
+  return strings_of(store.db(), ("SELECT text FROM names n WHERE EXISTS(SELECT 1 FROM " + table +
+                                 " t WHERE t.session_id = ?1 AND t.name_id = n.id) ORDER BY text").c_str(),
+                    session_id);
 }
 
-std::vector<CurvePoint> load_timer_curve(Store& store, std::int64_t session_id, const std::string& timer) {
-  Statement s(store.db(), "SELECT step, MAX(ms) FROM timers WHERE session_id = ? AND name_id = "
-                          "(SELECT id FROM names WHERE text = ?) GROUP BY step ORDER BY step");
-  s.bind(1, session_id).bind(2, timer);
+std::vector<CurvePoint> named_curve(Store& store, const std::string& table, const std::string& aggregate,
+                                    std::int64_t session_id, const std::string& name) {
+  Statement s(store.db(), ("SELECT step, " + aggregate + " FROM " + table + " WHERE session_id = ? AND name_id = "
+                           "(SELECT id FROM names WHERE text = ?) GROUP BY step ORDER BY step").c_str());
+  s.bind(1, session_id).bind(2, name);
   std::vector<CurvePoint> out;
   while (s.step()) out.push_back({s.int64(0), s.real(1), 0});
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> load_timer_names(Store& store, std::int64_t session_id) {
+  return names_in(store, "timers", session_id);
+}
+
+std::vector<CurvePoint> load_timer_curve(Store& store, std::int64_t session_id, const std::string& timer) {
+  return named_curve(store, "timers", "MAX(ms)", session_id, timer);
+}
+
+std::vector<std::string> load_series_names(Store& store, std::int64_t session_id) {
+  return names_in(store, "series", session_id);
+}
+
+std::vector<CurvePoint> load_series_curve(Store& store, std::int64_t session_id, const std::string& name) {
+  return named_curve(store, "series", "AVG(value)", session_id, name);
 }
 
 std::vector<StepMetrics> load_steps(Store& store, std::int64_t session_id, std::optional<int> rank) {

@@ -186,16 +186,24 @@ launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollo
   return supervisor.run();
 }
 
-void record_end(const WatchContext& w, FileEventSink& sink, DeepSpeedRunFollower& follower,
-                const launcher::SupervisorResult& result) {
-  RunStart start = deepspeed_run_start(follower.facts(), start_inputs(w));
+void record_end(const WatchContext& w, const std::string& out_dir, FileEventSink& sink,
+                DeepSpeedRunFollower& follower, const launcher::SupervisorResult& result) {
+  RunStartInputs inputs = start_inputs(w);
+  if (const auto world = follower.facts().world_size) {
+    // Now that the launcher named the world size, the batch keys resolve as they did in the run.
+    std::vector<std::string> notes;
+    inputs.config_json = record_deepspeed_config(w.plan.config_json, w.plan.config_copy, world, notes).json;
+  }
+  RunStart start = deepspeed_run_start(follower.facts(), inputs);
   start.started_at = w.started_at;  // the watcher saw the real start
   sink.send(start);
+  nlohmann::json details = origin_details(w, out_dir);
+  details["exit_code"] = result.exit_code;  // the command's own, as a shell reports it
+  sink.send(SessionOrigin{"deepspeed-watch", details.dump()});
   RunEnd end = deepspeed_run_end(follower.facts(), result.status);
   end.status = result.status;
   end.ended_at = static_cast<double>(std::time(nullptr));
   end.wall_time_s = result.wall_seconds;
-  if (!result.ranks.empty()) end.exit_codes.push_back({-1, result.ranks[0].exit_code});  // the command itself
   sink.send(end);
   sink.close();
 }
@@ -247,7 +255,7 @@ int run_watch_command(const CommandArgs& args) {
   if (const auto ended = launcher::end_descendants(5.0))
     std::cerr << "shardscope watch: ended " << ended << " process(es) the command left behind\n";
   follower.finish();
-  record_end(w, sink, follower, result);
+  record_end(w, out_dir, sink, follower, result);
   std::cout.flush();
   run_sessions_command({"show", w.uid, "--db", w.db});
   return result.exit_code;

@@ -49,12 +49,18 @@ void StepMerger::add(const Event& event, bool authoritative) {
 }
 
 void StepMerger::emit(const Row& row, std::vector<Event>& out) {
+  StepMetrics metrics = row.metrics;
+  // DeepSpeed's iter latency from the merged timers: sources may bring a step's timers in pieces
+  // (a live csv_monitor poll can see forward.csv's row before step.csv's).
+  const auto f = row.timers.find("forward"), b = row.timers.find("backward"), s = row.timers.find("step");
+  if (f != row.timers.end() && b != row.timers.end() && s != row.timers.end())
+    metrics.step_time_ms = f->second + b->second + s->second;
   if (!row.timers.empty()) {
     TimerBreakdown t{row.metrics.rank, row.metrics.step, {}};
     for (const auto& [name, ms] : row.timers) t.timers.push_back({name, ms});
     out.push_back(std::move(t));
   }
-  if (row.has_metrics) out.push_back(row.metrics);  // after its timers, as the engine sends them
+  if (row.has_metrics || metrics.step_time_ms) out.push_back(metrics);  // after its timers, as the engine sends them
 }
 
 std::vector<Event> StepMerger::take_changed() {

@@ -18,7 +18,8 @@ class StepMerger {
   /// Adds a StepMetrics or TimerBreakdown (other events are ignored). `authoritative` values
   /// replace what is there; the others only fill fields that are still unset.
   void add(const Event& event, bool authoritative);
-  /// The merged rows changed since the last call, as StepMetrics and TimerBreakdown events.
+  /// The merged rows changed since the last call, as StepMetrics and TimerBreakdown events; a row
+  /// with forward, backward and step timers gets step_time_ms = their sum (DeepSpeed's iter latency).
   std::vector<Event> take_changed();
   /// Every merged row (step order, then rank).
   std::vector<Event> all() const;

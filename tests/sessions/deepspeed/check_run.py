@@ -60,6 +60,11 @@ def compare_with_csv(session, series, samples_per_step, label):
     check(len(lr_csv) == 6, f"{label}: DeepSpeed wrote 6 lr values (got {len(lr_csv)})")
     check(all(lr.get((x // samples_per_step, 0)) == v for x, v in lr_csv.items()),
           f"{label}: lr per step equals Train_Samples_lr.csv exactly")
+    step_time = by_step(session, "steps", "step_time_ms")
+    parts = [series.get(f"Train_Samples_elapsed_time_ms_{t}", {}) for t in ("forward", "backward", "step")]
+    check(parts[0] and all(step_time.get((x // samples_per_step, 0)) == parts[0][x] + parts[1][x] + parts[2][x]
+                           for x in parts[0]),
+          f"{label}: step time = forward + backward + step of the csv timers (DeepSpeed's iter latency)")
     for timer in ("forward", "backward", "backward_inner", "backward_allreduce", "step"):
         values = series.get(f"Train_Samples_elapsed_time_ms_{timer}", {})
         check(values and all(timers.get((x // samples_per_step, timer)) == v for x, v in values.items()),
@@ -75,6 +80,9 @@ def check_watch(cli, out):
     check(info["status"] == "completed", f"the watched run completed (status {info['status']})")
     check(info["origin"] == "deepspeed-watch", "the session is marked as a watched DeepSpeed run")
     check(info["world_size"] == 2, f"world size 2 from the launcher's lines (got {info['world_size']})")
+    check(json.loads(info["origin_json"]).get("exit_code") == 0, "the command's exit code 0 is recorded")
+    check(json.loads(info["config_json"]).get("train_batch_size") == 8,
+          "the recorded config is resolved for the world size the launcher named (4 x 2 ranks)")
     copy = json.load(open(os.path.join(out, "watch", "ds_config.json")))
     check(copy["csv_monitor"]["enabled"] is True, "the config copy turns csv_monitor on")
     series = csv_series(os.path.join(out, "watch", "csv_monitor", "shardscope"))
