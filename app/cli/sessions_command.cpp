@@ -169,7 +169,8 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
             << "version      " << (d.info.shardscope_version.empty() ? "-" : d.info.shardscope_version) << " ("
             << (d.info.git_hash.empty() ? "-" : d.info.git_hash) << ")   config "
             << (d.info.config_hash.empty() ? "-" : d.info.config_hash) << "\n"
-            << "command      " << join(d.command_line, " ") << "\n\n";
+            << "command      " << join(d.command_line, " ") << "\n"
+            << (d.info.origin.empty() ? "" : "origin       " + d.info.origin + " (a run of DeepSpeed itself)\n") << "\n";
   Table t{{"quantity", "value"}};
   t.push_back({"steps (timed)", std::to_string(s.steps) + " (" + std::to_string(s.timed_steps) + ")"});
   t.push_back({"step time median / p90 (ms)", number(s.median_step_ms) + " / " + number(s.p90_step_ms)});
@@ -390,8 +391,8 @@ int delete_action(const CommandArgs& args) {
 int run_sessions_command(const CommandArgs& args) {
   static const std::vector<std::pair<std::string, int (*)(const CommandArgs&)>> actions = {
       {"list", list_action}, {"show", show_action}, {"compare", compare_action},
-      {"export", export_action}, {"delete", delete_action}};
-  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete --db FILE [options]\n";
+      {"export", export_action}, {"delete", delete_action}, {"import", run_sessions_import}};
+  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|import --db FILE [options]\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? std::cerr : std::cout) << usage << "Run 'shardscope sessions <action> --help' for its options.\n";
     return args.empty() ? kExitUsage : kExitOk;
@@ -411,7 +412,7 @@ int run_sessions_command(const CommandArgs& args) {
   }
   std::string message = "unknown sessions action '" + args[0] + "'";
   if (auto guess = configs::closest_match(args[0], names)) message += "; did you mean '" + *guess + "'?";
-  throw UsageError(message + " (list, show, compare, export, delete)");
+  throw UsageError(message + " (list, show, compare, export, delete, import)");
 }
 
 }  // namespace shardscope::app
