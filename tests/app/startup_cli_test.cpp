@@ -39,6 +39,8 @@ TEST(StartupCli, CommandsThatDoNotTrainLoadNoLibTorch) {
       {"validate", template_path()},
       {"estimate", "--params", "7e9", "--gpus-per-node", "8", "--gpu", "H100-80GB"},
       {"sessions", "list", "--db", "/nonexistent.db"},
+      {"sessions", "import", "--help"},
+      {"watch", "--help"},
       {"report", "--json"},
       {"train", "--help-me"},  // an unknown flag of an engine command is reported by the module
   };
