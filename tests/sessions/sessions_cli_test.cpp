@@ -196,6 +196,15 @@ TEST_F(SessionsCli, AFifoAsDbIsRefusedAtOnceWithExit2) {
   ::unlink(fifo.c_str());
 }
 
+TEST_F(SessionsCli, AnImportOfAFifoLogIsRefusedAtOnceWithExit2) {
+  const std::string fifo = testing::temp_path("fifo_log");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = run_cli({"sessions", "import", "--db", db_, "--log", fifo});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(fifo + ": is a FIFO (named pipe), not a file to import"), std::string::npos) << r.err;
+  ::unlink(fifo.c_str());
+}
+
 TEST_F(SessionsCli, ExportRefusesASymlinkTargetAndLeavesWhatItPointsTo) {
   const std::string victim = testing::temp_path("victim"), link = testing::temp_path("link");
   testing::write_bytes(victim, "keep me");
