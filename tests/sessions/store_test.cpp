@@ -46,7 +46,7 @@ TEST(Store, CreatesAStampedWalStore) {
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
-    EXPECT_EQ(store.migrations_applied().size(), 4u);  // 0 -> 1 -> 2 -> 3 -> 4 on a fresh file
+    EXPECT_EQ(store.migrations_applied().size(), 5u);  // 0 -> 1 -> 2 -> 3 -> 4 -> 5 on a fresh file
   }
   Store again = Store::open(path);
   EXPECT_TRUE(again.migrations_applied().empty());
