@@ -2,7 +2,8 @@
 # scripts/fuzz.sh [TARGET|all] [SECONDS]: builds the libFuzzer targets of tests/fuzz/ in
 # build-fuzz/ (clang 14, AddressSanitizer + UndefinedBehaviorSanitizer, no LibTorch) and runs
 # TARGET (default: all of them, one after another) for SECONDS each (default 30). New inputs
-# go to build-fuzz/corpus/TARGET; the committed seeds in tests/fuzz/corpus/TARGET are read only.
+# go to build-fuzz/corpus/TARGET; the committed seeds (tests/fuzz/corpus/TARGET, or the folder
+# build-fuzz/fuzzers.txt names for a target kept beside its reader) are read only.
 # Exits 1 at the first target that reports (a crash, a sanitizer finding, a leak, a timeout),
 # naming the input it saved; reproduce with build-fuzz/tests/fuzz/TARGET FILE.
 set -euo pipefail
@@ -21,7 +22,14 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     cat "$BUILD_DIR.configure.log" >&2; echo "[fuzz] configure failed (log above)" >&2; exit 1; }
 fi
 cmake --build "$BUILD_DIR" -j "${SHARDSCOPE_JOBS:-$(nproc)}"
-mapfile -t ALL < "$BUILD_DIR/fuzzers.txt"
+# fuzzers.txt: one "NAME SEED-FOLDER" line per target (tests/fuzz/CMakeLists.txt writes it).
+declare -A SEEDS=()
+ALL=()
+while read -r name seeds; do
+  [[ -n "$name" ]] || continue
+  ALL+=("$name")
+  SEEDS[$name]="$seeds"
+done < "$BUILD_DIR/fuzzers.txt"
 if [[ "$TARGET" == all ]]; then
   TARGETS=("${ALL[@]}")
 elif printf '%s\n' "${ALL[@]}" | grep -qx "$TARGET"; then
@@ -40,7 +48,7 @@ for t in "${TARGETS[@]}"; do
   [[ -f "tests/fuzz/$t.dict" ]] && dict=("-dict=tests/fuzz/$t.dict")
   echo "[fuzz] $t for ${SECONDS_EACH} s"
   if ! "$BUILD_DIR/tests/fuzz/$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" "$corpus" "tests/fuzz/corpus/$t" \
+      -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" "$corpus" "${SEEDS[$t]}" \
       >"$BUILD_DIR/$t.log" 2>&1; then
     tail -n 60 "$BUILD_DIR/$t.log" >&2
     echo "[fuzz] $t FAILED: the input is in $artifacts/ (log: $BUILD_DIR/$t.log); reproduce with" \
