@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "configs/input_file.hpp"
 #include "engine/data/data_error.hpp"
 #include "engine/data/data_loader.hpp"
 #include "tests/engine/temp_dir.hpp"
@@ -44,6 +45,8 @@ std::string data_error(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const se::DataError& e) {
+    return e.what();
+  } catch (const shardscope::configs::InputFileError& e) {  // missing or not a regular file
     return e.what();
   }
   return "(no error)";
@@ -206,7 +209,7 @@ TEST_F(TokenFiles, BadFilesGetClearErrors) {
   const auto open = [&](const std::string& file, std::int64_t vocab, se::TokenFormat format = se::TokenFormat::kAuto) {
     return data_error([&] { se::TokenFileDataset({path(file), format, vocab, 8, 0}).collate({0}); });
   };
-  EXPECT_NE(open("missing.bin", 0).find("missing.bin: cannot open"), std::string::npos);
+  EXPECT_NE(open("missing.bin", 0).find("missing.bin: no such file (check the path of the token file)"), std::string::npos);
   EXPECT_NE(open("short.bin", 0).find("fewer than one window"), std::string::npos);
   EXPECT_NE(open("odd.bin", 0).find("not a whole number of uint16"), std::string::npos);
   EXPECT_NE(open("trunc.bin", 0).find("promises 100 tokens"), std::string::npos);
