@@ -6,21 +6,18 @@
 // data.pkl by itself). Anything but a CheckpointError (a crash, a sanitizer report, another
 // exception, a hang) is a finding.
 //
-// Build for fuzzing (clang, libFuzzer, ASan + UBSan), from the repository root, e.g.:
-//   clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -I.
-//       tests/checkpoints/fuzz/torch_file_fuzz.cpp checkpoints/*.cpp -o torch_file_fuzz
-//   ./torch_file_fuzz -dict=tests/checkpoints/fuzz/torch_file.dict -max_len=65536
-//       fuzz-work tests/checkpoints/fuzz/corpus
+// Fuzzing: `scripts/fuzz.sh torch_file_fuzzer [SECONDS]` (target torch_file_fuzzer of
+// tests/fuzz/CMakeLists.txt: clang, libFuzzer, ASan + UBSan; seeds in corpus/, dictionary
+// tests/fuzz/torch_file_fuzzer.dict).
 // The ctest target checkpoints_fuzz_replay_tests replays corpus/ and regressions/ through it.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
-
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "checkpoints/checkpoint_error.hpp"
 #include "checkpoints/deepspeed_checkpoint.hpp"
