@@ -9,27 +9,10 @@
 #include <cstring>
 
 #include "checkpoints/checkpoint_error.hpp"
+#include "configs/input_file.hpp"
 
 namespace shardscope::checkpoints {
-namespace {
-
-std::string kind_of(mode_t mode) {
-  if (S_ISREG(mode)) return "";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
-}  // namespace
-
-std::string non_regular_kind(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";
-  return kind_of(st.st_mode);
-}
+std::string non_regular_kind(const std::string& path) { return configs::non_regular_file_kind(path); }
 
 std::string link_note(const std::string& path) {
   struct stat st {};
@@ -73,7 +56,7 @@ RegularFile::RegularFile(const std::string& path) : path_(path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
-    throw unreadable(path, "is " + kind_of(st.st_mode) + ", not a regular file" + link_note(path));
+    throw unreadable(path, "is " + configs::file_type_name(st.st_mode) + ", not a regular file" + link_note(path));
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
 }

@@ -9,6 +9,7 @@
 #include "checkpoints/atomic_file.hpp"
 #include "checkpoints/checkpoint_error.hpp"
 #include "checkpoints/regular_file.hpp"
+#include "configs/input_file.hpp"
 
 namespace shardscope::checkpoints {
 
@@ -16,8 +17,8 @@ void refuse_non_regular_output(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return;  // absent: fine
   if (S_ISREG(st.st_mode)) return;
-  const std::string what = S_ISLNK(st.st_mode) ? "a symbolic link" : non_regular_kind(path).empty() ? "not a regular file" : non_regular_kind(path);
-  throw unreadable(path, "exists and is " + what + "; an export replaces only regular files: remove it or choose another path");
+  throw unreadable(path, "exists and is " + configs::file_type_name(st.st_mode) +
+                             "; an export replaces only regular files: remove it or choose another path");
 }
 
 void write_safetensors(const std::string& path, const NamedHostTensors& tensors,

@@ -241,7 +241,7 @@ TEST(CheckpointFolder, LatestIsReadBoundedAndStaysInsideTheDirectory) {
   refused("is a character device, not a regular file (a symbolic link to /dev/zero)");
   fs::remove(dir.file("latest"));
   ASSERT_EQ(::mkfifo(dir.file("latest").c_str(), 0600), 0);
-  refused("is a FIFO, not a regular file");  // refused without waiting for a writer
+  refused("is a FIFO (named pipe), not a regular file");  // refused without waiting for a writer
 }
 
 TEST(CheckpointFolder, TagsAreRealSubFoldersWithAModelStatesFile) {
