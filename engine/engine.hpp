@@ -27,6 +27,12 @@
 #include "profiler/step_timers.hpp"
 #include "sessions/events.hpp"
 
+namespace shardscope::checkpoints {
+struct SaveDescription;
+struct FileDigest;
+class DeepSpeedCheckpoint;
+}  // namespace shardscope::checkpoints
+
 namespace shardscope::engine {
 
 struct EngineOptions {
@@ -37,6 +43,11 @@ struct EngineOptions {
   std::shared_ptr<Communicator> communicator;
   /// Where DeepSpeed-style log lines go (progress, overflow, timers); default: stdout on rank 0.
   std::function<void(const std::string&)> log;
+  /// The config as the user wrote it (JSON text): checkpoints keep it as DeepSpeed's ds_config.
+  std::string config_json;
+  /// Checkpoints carry DeepSpeed's own LossScaler objects, which DeepSpeed's ZeRO-3 load needs
+  /// and torch.load(weights_only=True) refuses (docs/checkpoints.md, "The loss scaler").
+  bool checkpoint_loss_scaler_objects = false;
 };
 
 /// What one call of step() did.
@@ -116,11 +127,15 @@ class Engine {
   /// The loss scaler of fp16 training; null otherwise.
   LossScaler* loss_scaler() { return scaler_.get(); }
 
-  /// Saves a checkpoint in DeepSpeed's layout under dir/tag (tag defaults to global_step<N>)
-  /// and points dir/latest at it; `client_state_json` comes back from load_checkpoint.
+  /// Saves a checkpoint in DeepSpeed 0.19.7's layout under dir/tag (tag defaults to
+  /// global_step<N>), then its manifest, then points dir/latest at it (collective);
+  /// `client_state_json` comes back from load_checkpoint.
   void save_checkpoint(const std::string& dir, std::optional<std::string> tag = std::nullopt,
                        const std::string& client_state_json = "{}");
-  /// Loads dir/tag (tag defaults to the content of dir/latest); returns the client state.
+  /// Loads dir/tag (tag defaults to the content of dir/latest), written by ShardScope or by
+  /// DeepSpeed at any world size and stage (collective); returns the client state ("" for a
+  /// checkpoint DeepSpeed wrote). Throws checkpoints::CheckpointError naming the file or entry
+  /// that cannot be used, std::runtime_error when the model does not match.
   std::string load_checkpoint(const std::string& dir, std::optional<std::string> tag = std::nullopt);
 
   /// Counters restored by load_checkpoint (also used by the checkpoint code).
@@ -148,7 +163,12 @@ class Engine {
   /// Offload: the updated weights into the runtime's shard (on the device, or the host with offload_param).
   void update_shard_from_master();
   double clip_gradients(const GradientPieces& pieces);
-  void load_shards(const std::string& folder, bool bf16, const std::string& where);
+  // checkpoints (engine_checkpoint.cpp): one function per piece, so other state placements
+  // (NVMe offload) hand their piece in the same way
+  checkpoints::SaveDescription checkpoint_description(const std::string& client_state_json) const;
+  checkpoints::FileDigest save_model_states(const std::string& folder, const checkpoints::SaveDescription& d);
+  checkpoints::FileDigest save_optimizer_state(const std::string& folder, const checkpoints::SaveDescription& d);
+  void load_optimizer_state(const checkpoints::DeepSpeedCheckpoint& checkpoint);
   void zero_grad();
 
   std::shared_ptr<TrainableModel> model_;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoints/atomic_file.hpp"
 #include "configs/config_document.hpp"
 #include "configs/resolved_json.hpp"
 #include "engine/data/data_loader.hpp"
@@ -19,7 +20,6 @@
 #include "engine/engine.hpp"
 #include "engine/loss_readback.hpp"
 #include "engine/models/weight_loader.hpp"
-#include "engine/checkpoint_files.hpp"
 #include "engine/memory_prediction.hpp"
 #include "engine/model_flops_profile.hpp"
 #include "engine/training_telemetry.hpp"
@@ -94,16 +94,38 @@ std::shared_ptr<const SampleDataset> make_dataset(const TrainRunOptions& o) {
   return std::make_shared<TokenFileDataset>(t);
 }
 
-std::string data_position_json(const DataPosition& p) {
-  return nlohmann::json{{"data_epoch", p.epoch}, {"data_index", p.index}}.dump();
+// The data loader's position, with the world size it was counted at: a run resumed at another
+// world size continues the same global order (rank r takes positions r, r + w, ...).
+std::string data_position_json(const DataPosition& p, int world_size) {
+  return nlohmann::json{{"data_epoch", p.epoch}, {"data_index", p.index}, {"data_world_size", world_size}}.dump();
 }
 
-DataPosition data_position_from(const std::string& client_state, const std::string& where) {
+// Where this rank's loader resumes: the saved position (converted to this world size), or, for a
+// checkpoint without one (DeepSpeed wrote it), the global samples the checkpoint counted.
+DataPosition resume_position(const std::string& client_state, const Engine& engine, const ShardedDataLoader& loader,
+                             const std::string& where, std::ostream& err) {
+  const int world = engine.world_size();
   const auto j = nlohmann::json::parse(client_state, nullptr, false);
-  if (j.is_discarded() || !j.contains("data_epoch") || !j.contains("data_index"))
-    throw std::runtime_error("checkpoint " + where + " has no data position in its client state; it was not "
-                             "written by `shardscope train`");
-  return {j.at("data_epoch").get<std::int64_t>(), j.at("data_index").get<std::int64_t>()};
+  const bool saved = !j.is_discarded() && j.is_object() && j.contains("data_epoch") && j.contains("data_index") &&
+                     j["data_epoch"].is_number_integer() && j["data_index"].is_number_integer();
+  std::int64_t epoch = 0, consumed = 0;  // consumed: samples of the epoch, over all ranks
+  if (saved) {
+    const std::int64_t saved_world = j.value("data_world_size", world);
+    epoch = j["data_epoch"].get<std::int64_t>();
+    consumed = j["data_index"].get<std::int64_t>() * saved_world;
+  } else {
+    const std::int64_t per_epoch = world * (loader.batches_per_epoch() * engine.train_micro_batch_size_per_gpu());
+    epoch = engine.global_samples() / per_epoch;
+    consumed = engine.global_samples() % per_epoch;
+    if (engine.rank() == 0)
+      err << "note: checkpoint " << where << " has no data position (DeepSpeed wrote it): the data resumes after "
+          << engine.global_samples() << " samples of the global order\n";
+  }
+  if (consumed % world != 0)
+    throw std::runtime_error("checkpoint " + where + " stopped after " + std::to_string(consumed) +
+                             " samples of its epoch, which " + std::to_string(world) +
+                             " ranks cannot split evenly; resume with a world size that divides it");
+  return {epoch, consumed / world};
 }
 
 // The steps whose GPU activity goes to the session: --profile-steps, or the flops profiler's step.
@@ -166,7 +188,7 @@ void report_flops_profile(const TrainRunOptions& o, const configs::ResolvedConfi
                          engine.world_size(), t.forward_ms / micro_steps, timed ? t.backward_ms / micro_steps : -1.0,
                          timed ? t.step_ms : -1.0);
   if (const auto& file = config.flops_profiler.output_file) {
-    write_file_atomically(*file, std::vector<char>(report.begin(), report.end()));
+    checkpoints::write_file_atomically(*file, std::vector<char>(report.begin(), report.end()));
     telemetry.log_line("[Rank 0] flops profile of step " + std::to_string(engine.global_steps()) + " written to " + *file);
   } else {
     telemetry.log_line(report);
@@ -246,10 +268,12 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   engine_options.rank = rank;
   engine_options.world_size = world;
   engine_options.communicator = comm;
+  engine_options.config_json = loaded.json;
+  engine_options.checkpoint_loss_scaler_objects = o.save_format == "deepspeed";
   TrainingTelemetry telemetry(o, config, loaded.json, rank, out, err);
   engine_options.log = [&telemetry](const std::string& line) { telemetry.log_line(line); };
   Engine engine(model, config, engine_options);
-  if (o.load_dir) loader.set_position(data_position_from(engine.load_checkpoint(*o.load_dir), *o.load_dir));
+  if (o.load_dir) loader.set_position(resume_position(engine.load_checkpoint(*o.load_dir), engine, loader, *o.load_dir, err));
   telemetry.start(engine, training_flops_per_sample(o.model, static_cast<double>(engine.parameter_count())));
   // In the session from the start, for `sessions show` to set beside what the run measures.
   const auto prediction = predict_memory(config, o.model, engine.world_size(), model->activation_checkpointing());
@@ -283,7 +307,7 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
     ++result.steps_done;
     const bool last = engine.global_steps() >= o.steps;
     if (o.save_dir && ((o.save_every > 0 && engine.global_steps() % o.save_every == 0) || last))
-      engine.save_checkpoint(*o.save_dir, std::nullopt, data_position_json(loader.position()));
+      engine.save_checkpoint(*o.save_dir, std::nullopt, data_position_json(loader.position(), world));
   }
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.global_steps = engine.global_steps();

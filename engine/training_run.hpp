@@ -25,6 +25,9 @@ struct TrainRunOptions {
   std::optional<std::string> save_dir;
   std::int64_t save_every = 0;              ///< 0: only at the end (when save_dir is set)
   std::optional<std::string> load_dir;
+  /// "safe": every checkpoint file opens with torch.load(weights_only=True); "deepspeed": the
+  /// optimizer files also carry DeepSpeed's LossScaler object, which DeepSpeed's ZeRO-3 load needs.
+  std::string save_format = "safe";
   std::optional<std::string> session_db;    ///< write events straight into this session file
   std::optional<std::string> collector;     ///< or stream them to a launcher's collector host:port
   std::string session_name;                 ///< default: the config file's stem

@@ -35,10 +35,10 @@ int run_estimate_command(const CommandArgs& args);
 int run_validate_command(const CommandArgs& args);
 int run_sessions_command(const CommandArgs& args);
 int run_watch_command(const CommandArgs& args);
+int run_ckpt_command(const CommandArgs& args);
 // In the engine module:
 int run_train_command(const CommandArgs& args);
 int run_launch_command(const CommandArgs& args);
-int run_ckpt_command(const CommandArgs& args);
 /// `shardscope sessions import` (sessions_import_action.cpp).
 int run_sessions_import(const CommandArgs& args);
 

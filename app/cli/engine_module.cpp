@@ -17,7 +17,6 @@ const std::vector<std::pair<const char*, CommandRun>>& engine_commands() {
   static const std::vector<std::pair<const char*, CommandRun>> commands = {
       {"train", run_train_command},
       {"launch", run_launch_command},
-      {"ckpt", run_ckpt_command},
   };
   return commands;
 }

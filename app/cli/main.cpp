@@ -26,7 +26,7 @@ const std::vector<Command>& all_commands() {
       {"watch", "run your own DeepSpeed command (deepspeed, torchrun, ...) and follow it live into a session",
        Needs::kNothing, run_watch_command},
       {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)",
-       Needs::kEngine, nullptr},
+       Needs::kNothing, run_ckpt_command},
   };
   return commands;
 }

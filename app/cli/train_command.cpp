@@ -35,7 +35,10 @@ ArgParser train_parser() {
       .option("steps", "N", "optimizer steps to reach")
       .option("save", "DIR", "checkpoint folder (DeepSpeed layout); saved at the end")
       .option("save-every", "K", "also save every K steps")
-      .option("load", "DIR", "resume from DIR/latest")
+      .option("save-format", "safe|deepspeed",
+              "safe (default): every file opens with torch.load(weights_only=True); deepspeed: "
+              "adds DeepSpeed's LossScaler object, which its ZeRO-3 load_checkpoint needs")
+      .option("load", "DIR", "resume from DIR/latest (written by ShardScope or DeepSpeed)")
       .option("session", "FILE", "record the run in this session database")
       .option("collector", "HOST:PORT", "stream events to a launcher's collector instead")
       .option("name", "TEXT", "session name (default: the config file's name)")
@@ -105,6 +108,9 @@ int run_train_command(const CommandArgs& args) {
   o.steps = positive(p, "steps", 0);
   o.save_dir = p.value("save");
   o.save_every = positive(p, "save-every", 0);
+  o.save_format = p.value("save-format").value_or("safe");
+  if (o.save_format != "safe" && o.save_format != "deepspeed")
+    throw UsageError("--save-format '" + o.save_format + "' is not safe or deepspeed");
   o.load_dir = p.value("load");
   o.session_db = p.value("session");
   o.collector = p.value("collector");

@@ -29,6 +29,10 @@ class Gpt2Model : public TrainableModel {
   std::vector<ModelLayer> layers() override;
   std::string kind() const override { return "gpt2"; }
   std::string base_model_prefix() const override { return "transformer."; }
+  std::vector<std::pair<std::string, std::string>> tied_weights() const override {
+    if (lm_head_) return {};
+    return {{"lm_head.weight", "transformer.wte.weight"}};
+  }
 
  private:
   TransformerOptions options_;

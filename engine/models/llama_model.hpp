@@ -28,6 +28,10 @@ class LlamaModel : public TrainableModel {
   std::vector<ModelLayer> layers() override;
   std::string kind() const override { return "llama"; }
   std::string base_model_prefix() const override { return "model."; }
+  std::vector<std::pair<std::string, std::string>> tied_weights() const override {
+    if (lm_head_) return {};
+    return {{"lm_head.weight", "model.embed_tokens.weight"}};
+  }
 
  private:
   TransformerOptions options_;

@@ -1,15 +1,10 @@
 #include "engine/models/safetensors_file.hpp"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <set>
 
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
-
+#include "checkpoints/checkpoint_error.hpp"
+#include "checkpoints/safetensors_writer.hpp"
 #include "engine/models/model_error.hpp"
 #include "estimator/estimator_error.hpp"
 
@@ -28,58 +23,17 @@ const std::vector<std::pair<std::string, torch::ScalarType>>& dtype_table() {
   return table;
 }
 
-std::string system_error(const std::string& what) { return what + " (" + std::strerror(errno) + ")"; }
-
-// Closes the temporary file and removes it unless the write committed.
-class TempFile {
- public:
-  explicit TempFile(std::string path) : path_(std::move(path)), file_(std::fopen(path_.c_str(), "wb")) {}
-  ~TempFile() {
-    if (file_) std::fclose(file_);
-    if (!committed_) std::remove(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  std::FILE* get() const { return file_; }
-  const std::string& path() const { return path_; }
-  void write(const void* data, std::size_t bytes) {
-    if (bytes > 0 && std::fwrite(data, 1, bytes, file_) != bytes) throw ModelError(system_error(path_ + ": write failed"));
-  }
-  // fsync before the rename, so a crash leaves the old file or the whole new one.
-  void commit(const std::string& final_path) {
-    if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) throw ModelError(system_error(path_ + ": flush failed"));
-    const int closed = std::fclose(file_);
-    file_ = nullptr;
-    if (closed != 0) throw ModelError(system_error(path_ + ": close failed"));
-    if (std::rename(path_.c_str(), final_path.c_str()) != 0)
-      throw ModelError(system_error("cannot rename " + path_ + " to " + final_path));
-    committed_ = true;
-  }
-
- private:
-  std::string path_;
-  std::FILE* file_;
-  bool committed_ = false;
-};
-
-std::string header_json(const NamedTensors& cpu, const std::map<std::string, std::string>& metadata,
-                        const std::string& path) {
-  nlohmann::ordered_json root = nlohmann::ordered_json::object();
-  if (!metadata.empty()) root["__metadata__"] = metadata;
-  std::set<std::string> seen;
-  std::uint64_t offset = 0;
-  for (const auto& [name, tensor] : cpu) {
-    if (name.empty() || name == "__metadata__" || !seen.insert(name).second)
-      throw ModelError(path + ": tensor name '" + name + "' is empty, reserved or repeated; names must be unique");
-    const std::uint64_t bytes = static_cast<std::uint64_t>(tensor.numel()) * tensor.element_size();
-    root[name] = {{"dtype", safetensors_dtype_of(tensor.scalar_type())},
-                  {"shape", tensor.sizes().vec()},
-                  {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
-  }
-  std::string text = root.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
-  return text;
+// The library's dtype of a torch dtype; throws ModelError for one safetensors has no name for.
+checkpoints::DType host_dtype_of(torch::ScalarType dtype) {
+  static const std::vector<std::pair<torch::ScalarType, checkpoints::DType>> table = {
+      {torch::kDouble, checkpoints::DType::kFloat64}, {torch::kFloat, checkpoints::DType::kFloat32},
+      {torch::kHalf, checkpoints::DType::kFloat16},   {torch::kBFloat16, checkpoints::DType::kBFloat16},
+      {torch::kLong, checkpoints::DType::kInt64},     {torch::kInt, checkpoints::DType::kInt32},
+      {torch::kShort, checkpoints::DType::kInt16},    {torch::kChar, checkpoints::DType::kInt8},
+      {torch::kByte, checkpoints::DType::kUInt8},     {torch::kBool, checkpoints::DType::kBool}};
+  for (const auto& [torch_dtype, host] : table)
+    if (torch_dtype == dtype) return host;
+  throw ModelError(std::string("dtype ") + c10::toString(dtype) + " has no safetensors name");
 }
 
 }  // namespace
@@ -124,21 +78,23 @@ NamedTensors read_safetensors(const std::string& path) {
   return tensors;
 }
 
+// One writer for the whole project (checkpoints/safetensors_writer.hpp): the tensors are copied
+// into the library's host tensors, which it writes atomically.
 void write_safetensors(const std::string& path, const NamedTensors& tensors,
                        const std::map<std::string, std::string>& metadata) {
-  NamedTensors cpu;
-  cpu.reserve(tensors.size());
-  for (const auto& [name, tensor] : tensors) cpu.emplace_back(name, tensor.detach().to(torch::kCPU).contiguous());
-  const std::string header = header_json(cpu, metadata, path);
-  TempFile file(path + ".tmp." + std::to_string(::getpid()));
-  if (!file.get()) throw ModelError(system_error("cannot create " + file.path()));
-  unsigned char length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
-  file.write(length, 8);
-  file.write(header.data(), header.size());
-  for (const auto& [name, tensor] : cpu)
-    file.write(tensor.data_ptr(), static_cast<std::size_t>(tensor.numel()) * tensor.element_size());
-  file.commit(path);
+  checkpoints::NamedHostTensors host;
+  host.reserve(tensors.size());
+  for (const auto& [name, tensor] : tensors) {
+    const auto cpu = tensor.detach().to(torch::kCPU).contiguous();
+    checkpoints::HostTensor t(host_dtype_of(cpu.scalar_type()), cpu.sizes().vec());
+    if (!t.bytes.empty()) std::memcpy(t.bytes.data(), cpu.data_ptr(), t.bytes.size());
+    host.emplace_back(name, std::move(t));
+  }
+  try {
+    checkpoints::write_safetensors(path, host, metadata);
+  } catch (const checkpoints::CheckpointError& e) {
+    throw ModelError(e.what());
+  }
 }
 
 }  // namespace shardscope::engine

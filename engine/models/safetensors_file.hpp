@@ -33,8 +33,9 @@ torch::Tensor read_safetensors_data(const estimator::SafetensorsHeader& header,
 NamedTensors read_safetensors(const std::string& path);
 
 /// Writes `tensors` (any device; copied to CPU, made contiguous) in the given order, with
-/// optional string metadata, to a temporary file that is synced and renamed onto `path`.
-/// Throws ModelError for a duplicate or empty name, an unsupported dtype or an I/O failure.
+/// optional string metadata, atomically through checkpoints/safetensors_writer.hpp. Throws
+/// ModelError for a duplicate or empty name, an unsupported dtype, a `path` that exists as
+/// anything but a regular file, or an I/O failure.
 void write_safetensors(const std::string& path, const NamedTensors& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 

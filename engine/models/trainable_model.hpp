@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/nn/module.h>
@@ -50,6 +51,10 @@ class TrainableModel : public torch::nn::Module {
   /// The prefix Hugging Face's base model (GPT2Model, LlamaModel) leaves out of its names:
   /// "transformer." or "model."; the weight loader accepts names with or without it.
   virtual std::string base_model_prefix() const { return {}; }
+  /// Weights Hugging Face's state_dict holds under a second name: a tied lm_head is
+  /// {"lm_head.weight", "transformer.wte.weight"}. Checkpoints write them as DeepSpeed's
+  /// shared_params and put the alias in `module`, as DeepSpeed's state_dict() has it.
+  virtual std::vector<std::pair<std::string, std::string>> tied_weights() const { return {}; }
 
   /// Recompute each transformer block in backward instead of keeping its activations.
   void set_activation_checkpointing(bool enabled) { activation_checkpointing_ = enabled; }

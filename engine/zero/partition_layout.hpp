@@ -62,12 +62,12 @@ class PartitionLayout {
   /// Parses to_json()'s text; throws std::invalid_argument naming what is wrong.
   static PartitionLayout from_json(const std::string& text);
 
- private:
   /// Calls fn(canonical_offset, shard_offset, count) for each run of `rank`'s shard that holds
-  /// parameter values.
+  /// parameter values (how checkpoints convert to and from DeepSpeed's partitioning).
   template <typename Fn>
   void for_each_owned_run(int rank, Fn&& fn) const;
 
+ private:
   std::vector<std::int64_t> slot_numels_, slot_offsets_, canonical_offsets_;
   std::vector<int> slot_groups_;
   std::vector<LayoutGroup> groups_;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -18,9 +19,8 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
-#include <torch/serialize.h>
 
-#include "engine/checkpoint_files.hpp"
+#include "checkpoints/torch_file.hpp"
 #include "engine/models/safetensors_file.hpp"
 #include "estimator/safetensors_header.hpp"
 #include "tests/app/cli_process.hpp"
@@ -54,11 +54,17 @@ std::set<std::string> files_in(const std::string& folder) {
 
 Weights as_map(const engine::NamedTensors& tensors) { return Weights(tensors.begin(), tensors.end()); }
 
-// The full weights rank 0 wrote into mp_rank_00_model_states.pt (stages 0-2).
+// The full weights rank 0 wrote into mp_rank_00_model_states.pt (stages 0-2), read by the
+// checkpoint library; a tied alias (a second tensor on the same storage) is left out.
 Weights module_weights(const std::string& tag_folder) {
-  const auto states = torch::pickle_load(engine::read_file(tag_folder + "/mp_rank_00_model_states.pt")).toGenericDict();
+  const checkpoints::TorchFile file(tag_folder + "/mp_rank_00_model_states.pt");
+  std::set<std::uint32_t> storages;
   Weights out;
-  for (const auto& item : states.at("module").toGenericDict()) out[item.key().toStringRef()] = item.value().toTensor();
+  for (const auto& [key, value] : file.root()["module"].entries()) {
+    if (!storages.insert(value.as_tensor().storage).second) continue;
+    const auto values = file.read_float32(value.as_tensor());
+    out[key.as_string()] = torch::tensor(values).reshape(value.as_tensor().shape);
+  }
   return out;
 }
 
@@ -143,7 +149,8 @@ TEST_F(CkptCli, InfoShowsStageWorldSizeAndEveryFile) {
   EXPECT_EQ(tag["global_samples"], 12);  // 3 steps x global batch 4
   const std::string folder = dir("zero3") + "/global_step3";
   const std::set<std::string> expected{"zero_pp_rank_0_mp_rank_00_model_states.pt", "zero_pp_rank_1_mp_rank_00_model_states.pt",
-                                       "zero_pp_rank_0_mp_rank_00_optim_states.pt", "zero_pp_rank_1_mp_rank_00_optim_states.pt"};
+                                       "zero_pp_rank_0_mp_rank_00_optim_states.pt", "zero_pp_rank_1_mp_rank_00_optim_states.pt",
+                                       "shardscope_manifest.json"};
   EXPECT_EQ(files_in(folder), expected);
   std::int64_t total = 0;
   std::set<std::string> listed;
@@ -163,7 +170,11 @@ TEST_F(CkptCli, InfoShowsStageWorldSizeAndEveryFile) {
   const Json one = Json::parse(run_cli({"ckpt", "info", dir("zero1"), "--json"}).out)["tags"][0];
   EXPECT_EQ(one["zero_stage"], 1);
   EXPECT_EQ(one["world_size"], 2);
-  EXPECT_EQ(one["files"].size(), 3u);  // one model-states file, two optimizer shards
+  EXPECT_EQ(one["files"].size(), 4u);  // one model-states file, two optimizer shards, the manifest
+  EXPECT_EQ(tag["written_by"], "ShardScope 0.1.0");
+  EXPECT_EQ(tag["ds_version"], "0.19.7");
+  EXPECT_EQ(tag["consistency"]["checked_against"], "manifest");
+  EXPECT_EQ(tag["tied"]["lm_head.weight"], "transformer.wte.weight");
 }
 
 TEST_F(CkptCli, ConsolidatedStage1EqualsTheFullWeightsRankZeroSaved) {
@@ -278,6 +289,144 @@ TEST_F(CkptCli, BadInputExits2WithTheRemedy) {
   r = run_cli({"ckpt", "consolidat", dir("zero3")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "did you mean 'consolidate'")) << r.err;
+}
+
+// A copy of checkpoint `name` to damage, so the suite's own checkpoints stay intact.
+std::string copy_of(const std::string& dir, const std::string& copy) {
+  std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
+  return copy;
+}
+
+TEST_F(CkptCli, InfoChecksEveryRanksFileAndNamesTheFirstThatDoesNotBelong) {
+  const std::string mine = "/global_step3/zero_pp_rank_1_mp_rank_00_optim_states.pt";
+  {  // rank 1's shard truncated
+    const std::string d = copy_of(dir("zero3"), temp_->file("truncated"));
+    ::truncate((d + mine).c_str(), 1000);
+    const auto r = run_cli({"ckpt", "info", d});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "zero_pp_rank_1_mp_rank_00_optim_states.pt: does not belong to this save: it has 1000 bytes"))
+        << r.out;
+    const auto c = run_cli({"ckpt", "consolidate", d, out("truncated.safetensors")});
+    EXPECT_EQ(c.exit_code, 1);
+    EXPECT_TRUE(contains(c.err, "zero_pp_rank_1_mp_rank_00_optim_states.pt")) << c.err;
+    EXPECT_EQ(file_size(out("truncated.safetensors")), -1);
+  }
+  {  // rank 1's shard linked to a file outside the checkpoint
+    const std::string d = copy_of(dir("zero3"), temp_->file("linked"));
+    std::filesystem::remove(d + mine);
+    std::filesystem::create_symlink("/etc/passwd", d + mine);
+    const auto r = run_cli({"ckpt", "info", d});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.out, "(a symbolic link to /etc/passwd)")) << r.out;
+    EXPECT_FALSE(contains(r.out, "root:")) << "the linked file's content is never shown";
+  }
+  {  // a rank-7 file the 2-rank save never had
+    const std::string d = copy_of(dir("zero3"), temp_->file("extra"));
+    std::filesystem::copy_file(d + mine, d + "/global_step3/zero_pp_rank_7_mp_rank_00_optim_states.pt");
+    const auto r = run_cli({"ckpt", "info", d});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.out, "zero_pp_rank_7_mp_rank_00_optim_states.pt: does not belong to this tag")) << r.out;
+  }
+  {  // the save died before its manifest
+    const std::string d = copy_of(dir("zero3"), temp_->file("unfinished"));
+    std::filesystem::remove(d + "/global_step3/shardscope_manifest.json");
+    const auto r = run_cli({"ckpt", "info", d});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.out, "the save of this tag did not finish (interrupted)")) << r.out;
+  }
+}
+
+// A resumed run saves a second tag; a rank file copied from the first into it is named by info,
+// consolidate and train --load, and the leftovers of an interrupted save go at the next save.
+TEST_F(CkptCli, AFileOfAnotherSaveIsNamedAndLeftoversGoAtTheNextSave) {
+  const std::string d = copy_of(dir("zero3"), temp_->file("resumed"));
+  const std::string leftover = d + "/global_step3/zero_pp_rank_0_mp_rank_00_optim_states.pt.tmp.999999";
+  std::ofstream(leftover) << "half of a file";
+  auto r = run_cli({"ckpt", "info", d});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // reported, not an error: the tag itself is whole
+  EXPECT_TRUE(contains(r.out, "warning: leftover temporary files of an interrupted write")) << r.out;
+  EXPECT_TRUE(contains(r.out, "zero_pp_rank_0_mp_rank_00_optim_states.pt.tmp.999999")) << r.out;
+  const std::string config = temp_->file("zero3.json");
+  r = run_cli({"launch", "--num_procs", "2", "--master_port", std::to_string(free_port()), "--", "--config", config,
+               "--model", "gpt2", "--layers", "2", "--hidden", "32", "--heads", "2", "--vocab", "64", "--seq-len", "16",
+               "--steps", "4", "--load", d, "--save", d});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(file_size(leftover), -1) << "the next save removes an interrupted save's temporaries";
+  std::filesystem::copy_file(d + "/global_step3/zero_pp_rank_1_mp_rank_00_optim_states.pt",
+                             d + "/global_step4/zero_pp_rank_1_mp_rank_00_optim_states.pt",
+                             std::filesystem::copy_options::overwrite_existing);
+  r = run_cli({"ckpt", "info", d});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.out, "global_step4/zero_pp_rank_1_mp_rank_00_optim_states.pt: does not belong to this save: its save id"))
+      << r.out;
+  r = run_cli({"ckpt", "consolidate", d, out("mixed.safetensors")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "does not belong to this save")) << r.err;
+  r = run_cli({"train", "--config", config, "--model", "gpt2", "--layers", "2", "--hidden", "32", "--heads", "2",
+               "--vocab", "64", "--seq-len", "16", "--steps", "5", "--load", d, "--device", "cpu"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.err, "zero_pp_rank_1_mp_rank_00_optim_states.pt: does not belong to this save")) << r.err;
+}
+
+TEST_F(CkptCli, LatestIsNeverFollowedOutOfDirNorEchoed) {
+  const std::string d = copy_of(dir("zero1"), temp_->file("latest_tests"));
+  const std::string config = temp_->file("zero1.json");
+  const std::vector<std::string> train{"train", "--config", config, "--model", "gpt2", "--layers", "2", "--hidden", "32",
+                                       "--heads", "2", "--vocab", "64", "--seq-len", "16", "--steps", "4", "--load", d,
+                                       "--device", "cpu"};
+  std::ofstream(d + "/latest", std::ios::trunc) << "../../other/global_step6";
+  auto r = run_cli({"ckpt", "info", d});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "names '../../other/global_step6', which is not a tag of this directory")) << r.err;
+  r = run_cli(train);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.err, "which is not a tag of this directory")) << r.err;
+  {
+    std::ofstream big(d + "/latest", std::ios::binary | std::ios::trunc);
+    big.write(std::string(50 << 20, '\x1b').data(), 50 << 20);
+  }
+  r = run_cli({"ckpt", "info", d});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_LT(r.out.size() + r.err.size(), 4000u) << "a 50 MB latest is not echoed";
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
+  std::filesystem::remove(d + "/latest");
+  std::filesystem::create_symlink("/dev/zero", d + "/latest");
+  r = run_cli({"ckpt", "info", d});  // returns at once: refused by type, never read
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "is a character device")) << r.err;
+  r = run_cli({"ckpt", "consolidate", d, out("from_dev_zero.safetensors")});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+// The "__metadata__" of a safetensors file's header.
+std::map<std::string, std::string> metadata_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char length[8];
+  in.read(reinterpret_cast<char*>(length), 8);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
+  std::string text(n, ' ');
+  in.read(text.data(), static_cast<std::streamsize>(n));
+  return Json::parse(text).at("__metadata__").get<std::map<std::string, std::string>>();
+}
+
+TEST_F(CkptCli, ExportsCarryNoPathOfThisMachineUnlessAsked) {
+  consolidate("zero1", "private.safetensors");
+  auto metadata = metadata_of(out("private.safetensors"));
+  for (const auto& [key, value] : metadata) {
+    EXPECT_EQ(value.find('/'), std::string::npos) << key << " = " << value;
+    EXPECT_FALSE(contains(value, temp_->file(""))) << key;
+  }
+  EXPECT_EQ(metadata.at("format"), "pt");
+  EXPECT_EQ(metadata.at("shardscope_tag"), "global_step3");
+  consolidate("zero1", "sourced.safetensors", {"--record-source"});
+  metadata = metadata_of(out("sourced.safetensors"));
+  EXPECT_TRUE(contains(metadata.at("shardscope_source"), "/zero1/global_step3")) << metadata.at("shardscope_source");
+  // An output path that is a link is not replaced.
+  std::filesystem::create_symlink("/etc/hostname", out("link.safetensors"));
+  const auto r = run_cli({"ckpt", "consolidate", dir("zero1"), out("link.safetensors")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "exists and is a symbolic link")) << r.err;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The commands that do not train start without LibTorch (docs/reliability.md, "Start-up"): the
 // `shardscope` executable links only the LibTorch-free libraries and loads the engine module
-// (shardscope-engine.so) just for train, launch and ckpt.
+// (shardscope-engine.so) just for train and launch; ckpt reads checkpoints with the LibTorch-free
+// checkpoints library.
 #include <gtest/gtest.h>
 
 #include <spawn.h>
@@ -42,6 +43,7 @@ TEST(StartupCli, CommandsThatDoNotTrainLoadNoLibTorch) {
       {"sessions", "import", "--help"},
       {"watch", "--help"},
       {"report", "--json"},
+      {"ckpt", "info", std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/checkpoints/data/deepspeed/stage2"},
       {"train", "--help-me"},  // an unknown flag of an engine command is reported by the module
   };
   for (std::size_t i = 0; i + 1 < commands.size(); ++i)

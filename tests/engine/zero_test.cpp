@@ -10,8 +10,8 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/checkpoint_files.hpp"
-#include "engine/checkpoint_shards.hpp"
+#include "checkpoints/checkpoint_error.hpp"
+#include "checkpoints/deepspeed_partitioning.hpp"
 #include "engine/data/sample_dataset.hpp"
 #include "engine/engine.hpp"
 #include "engine/gathered_parameters.hpp"
@@ -479,7 +479,7 @@ TEST(Zero, CheckpointOfTwoRanksResumesOnOneAndOnFour) {
   });
   expect_close(resumed, continued, "resumed on 4 ranks at stage 3");
 
-  // The saved partitioning again: each rank reads its own optimizer file only.
+  // The saved world size and stage again: each rank reads its own optimizer file only.
   const auto folder = std::filesystem::path(dir.file("ckpt")) / "global_step5";
   auto two = models(2);
   std::vector<double> same;
@@ -506,20 +506,18 @@ TEST(Zero, CheckpointOfTwoRanksResumesOnOneAndOnFour) {
     }
   EXPECT_EQ(loaded, 2) << "one load line per rank";
   {
-    // With rank 1's file damaged, rank 0's own shard still reads; reassembling names the bad file.
-    const auto rank1 = folder / optim_states_file_name(/*bf16=*/false, 1);
+    // Rank 1's file damaged: the tag no longer matches its manifest, and the load names the file
+    // before any rank uses a byte of it.
+    const auto rank1 = folder / checkpoints::optim_states_file_name(/*bf16=*/false, 1);
     ASSERT_TRUE(std::filesystem::exists(rank1));
     std::ofstream(rank1, std::ios::trunc) << "not a pickle";
-    const CheckpointShards shards(dir.file("ckpt"));
-    EXPECT_EQ(shards.partition_count(), 2);
-    const auto mine = shards.rank_shard(0);
-    EXPECT_EQ(mine.at("fp32").numel(), shards.layout().shard_numel());
-    EXPECT_EQ(mine.count("exp_avg_sq"), 1u);
+    Engine one(tiny_model(ModelKind::kGpt2, 99), resolved_config(config_json(0, 8, 1)));
     try {
-      shards.canonical("fp32");
-      ADD_FAILURE() << "reassembling read past the damaged file";
-    } catch (const std::exception& e) {
-      EXPECT_NE(std::string(e.what()).find("zero_pp_rank_1"), std::string::npos) << e.what();
+      one.load_checkpoint(dir.file("ckpt"));
+      ADD_FAILURE() << "a damaged checkpoint was loaded";
+    } catch (const checkpoints::CheckpointError& e) {
+      EXPECT_NE(std::string(e.what()).find("zero_pp_rank_1_mp_rank_00_optim_states.pt: does not belong to this save"),
+                std::string::npos) << e.what();
     }
   }
 }
