@@ -75,6 +75,12 @@ class AutocastScope {
 };
 
 
+std::unique_ptr<LossScaler> make_loss_scaler(const configs::Fp16Config& f) {
+  return std::make_unique<LossScaler>(LossScalerOptions{f.loss_scale, f.initial_scale_power,
+                                                        static_cast<int>(f.loss_scale_window), f.hysteresis,
+                                                        f.consecutive_hysteresis, f.min_loss_scale});
+}
+
 }  // namespace
 
 std::unique_ptr<LrSchedule> make_lr_schedule(const configs::SchedulerConfig& c, double optimizer_lr) {
@@ -150,6 +156,31 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
   if (!config_.batch.resolved)
     throw std::invalid_argument("the config's batch keys are not resolved: give train_batch_size or "
                                 "train_micro_batch_size_per_gpu (validate the config for details)");
+  adopt_communicator();
+  model_dtype_ = dtype_for(config_.precision());
+  autocast_dtype_ = autocast_dtype_for(config_.torch_autocast, options_.device);
+  const OptimizerSettings settings = optimizer_settings_from_config(config_.optimizer);
+  refuse_what_the_engine_cannot_run(settings);
+  const ZeroSettings zero_settings = zero_settings_from_config(config_.zero);
+  offload_ = zero_settings.offload_optimizer;
+  separate_shard_ = offload_ || zero_settings.offload_param;
+  runtime_ = std::make_unique<ZeroRuntime>(*model_, model_dtype_, options_.device, options_.communicator,
+                                           zero_settings);
+  place_master_and_gradients();
+  optimizer_ = std::make_unique<FlatOptimizer>(settings, master_, optimizer_model_copy(), optimizer_segments());
+  if (offload_) {
+    share_cores_for_the_cpu_step();
+    log_offload(settings);
+  }
+  scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
+  if (config_.precision() == configs::PrecisionMode::kFp16) scaler_ = make_loss_scaler(config_.fp16);
+  runtime_->set_gather_timer([this](const std::string&, double ms) { current_times_.gather_ms += ms; });
+  if (config_.wall_clock_breakdown) timers_ = std::make_unique<profiler::StepTimers>();
+  if (config_.comms_logger.effective_enabled && communicator()) install_comms_logger();
+  if (auto* comm = communicator()) comm->report_progress(0);
+}
+
+void Engine::adopt_communicator() {
   if (const auto& comm = options_.communicator) {
     options_.rank = comm->rank();
     options_.world_size = comm->world_size();
@@ -159,9 +190,9 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
   } else if (options_.world_size != 1) {
     throw std::invalid_argument("world_size " + std::to_string(options_.world_size) + " needs a communicator");
   }
-  model_dtype_ = dtype_for(config_.precision());
-  autocast_dtype_ = autocast_dtype_for(config_.torch_autocast, options_.device);
-  const OptimizerSettings settings = optimizer_settings_from_config(config_.optimizer);
+}
+
+void Engine::refuse_what_the_engine_cannot_run(const OptimizerSettings& settings) const {
   const int stage = config_.zero.stage;
   if (settings.algorithm == OptimizerAlgorithm::kLamb && stage >= 1 && options_.world_size > 1)
     throw std::invalid_argument("Lamb's trust ratio is computed per whole tensor, which ZeRO stage " +
@@ -178,11 +209,9 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
   if (config_.zero.offload_param.device == configs::OffloadDevice::kNvme && stage == 3)
     throw std::invalid_argument("zero_optimization.offload_param.device is \"nvme\": ShardScope's engine offloads "
                                 "parameters to CPU memory only; use \"device\": \"cpu\"");
-  const ZeroSettings zero_settings = zero_settings_from_config(config_.zero);
-  offload_ = zero_settings.offload_optimizer;
-  separate_shard_ = offload_ || zero_settings.offload_param;
-  runtime_ = std::make_unique<ZeroRuntime>(*model_, model_dtype_, options_.device, options_.communicator,
-                                           zero_settings);
+}
+
+void Engine::place_master_and_gradients() {
   const torch::Tensor weights = runtime_->optimizer_params();
   if (offload_) {
     // ZeRO-Offload: the fp32 master and the optimizer state live in (pinned) host memory and the
@@ -192,7 +221,7 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     master_ = torch::empty({weights.numel()}, host.dtype(torch::kFloat32));
     master_.copy_(weights);
     host_grads_ = torch::empty({weights.numel()}, host.dtype(torch::kFloat32));
-    if (stage >= 2) runtime_->offload_gradients_to(host_grads_);  // chunk by chunk during the backward
+    if (config_.zero.stage >= 2) runtime_->offload_gradients_to(host_grads_);  // chunk by chunk during the backward
     // With offload_param the shard is a host buffer already: the kernel writes the update into it.
     if (model_dtype_ != torch::kFloat32)
       host_weights_ = weights.is_cpu() ? weights : torch::empty({weights.numel()}, host.dtype(model_dtype_));
@@ -203,9 +232,13 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     master_ = model_dtype_ == torch::kFloat32 ? weights : weights.to(torch::kFloat32);
     // Stages 1-3 keep no 16-bit copy of the shard: the runtime casts chunks of the fp32 master as it
     // gathers them (as FSDP2 casts its fp32 shards), which saves 2 bytes per parameter / world size.
-    if (stage >= 1) runtime_->adopt_master(master_);
+    if (config_.zero.stage >= 1) runtime_->adopt_master(master_);
   }
+}
+
+std::vector<TensorSegment> Engine::optimizer_segments() const {
   // Lamb's per-tensor trust ratio needs whole tensors in the buffer: true at stage 0 or one rank.
+  const int stage = config_.zero.stage;
   std::vector<TensorSegment> segments;
   if (stage == 0 || options_.world_size == 1)
     for (const auto& slot : runtime_->slots()) segments.push_back({slot.offset, slot.numel});
@@ -214,47 +247,41 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     for (std::size_t i = 0; i < runtime_->slots().size(); ++i)
       segments.push_back({runtime_->layout().slot_offset(static_cast<int>(i)), runtime_->slots()[i].numel});
   }
+  return segments;
+}
+
+torch::Tensor Engine::optimizer_model_copy() const {
   // The kernel writes the updated 16-bit weights in the same pass: into the model's buffer at stage
   // 0, into the host copy that goes back to the device with offload; stages 1-3 gather from the master.
-  torch::Tensor model_copy;
-  if (offload_) model_copy = host_weights_;
-  else if (model_dtype_ != torch::kFloat32 && stage == 0) model_copy = weights;
-  optimizer_ = std::make_unique<FlatOptimizer>(settings, master_, model_copy, std::move(segments));
-  if (offload_) {
-    // Ranks of one host share its cores for the CPU step: each takes cpuadam_cores_perc of its
-    // share, unless OMP_NUM_THREADS chose already (every rank's OpenMP would take all cores).
-    if (options_.device.is_cuda() && !std::getenv("OMP_NUM_THREADS")) {
-      long local = options_.world_size;
-      for (const char* name : {"LOCAL_WORLD_SIZE", "LOCAL_SIZE"})
-        if (const char* v = std::getenv(name); v && std::atol(v) > 0) {
-          local = std::atol(v);
-          break;
-        }
-      const auto cores = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
-      kernels::set_cpu_thread_count(
-          static_cast<int>(cores * offload.cpuadam_cores_perc / static_cast<double>(std::max(1L, local))));
+  if (offload_) return host_weights_;
+  if (model_dtype_ != torch::kFloat32 && config_.zero.stage == 0) return runtime_->optimizer_params();
+  return {};
+}
+
+void Engine::share_cores_for_the_cpu_step() const {
+  // Ranks of one host share its cores for the CPU step: each takes cpuadam_cores_perc of its
+  // share, unless OMP_NUM_THREADS chose already (every rank's OpenMP would take all cores).
+  if (!options_.device.is_cuda() || std::getenv("OMP_NUM_THREADS")) return;
+  long local = options_.world_size;
+  for (const char* name : {"LOCAL_WORLD_SIZE", "LOCAL_SIZE"})
+    if (const char* v = std::getenv(name); v && std::atol(v) > 0) {
+      local = std::atol(v);
+      break;
     }
-    const double mib = static_cast<double>(master_.numel() * 4 + optimizer_->state_bytes() + host_grads_.numel() * 4 +
-                                           (host_weights_.defined() ? host_weights_.numel() * host_weights_.element_size() : 0)) /
-                       (1024.0 * 1024.0);
-    char text[96];
-    std::snprintf(text, sizeof text, "%.1f MiB", mib);
-    log("[Rank " + std::to_string(options_.rank) + "] ZeRO-Offload: the fp32 master, " + settings.type_name +
-        " state and gradients of this rank's shard (" + text + ") are in " +
-        (master_.is_pinned() ? "pinned " : "") + "CPU memory; the optimizer steps on the CPU with " +
-        std::to_string(kernels::cpu_thread_count()) + " thread(s)");
-  }
-  scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
-  if (config_.precision() == configs::PrecisionMode::kFp16) {
-    const auto& f = config_.fp16;
-    scaler_ = std::make_unique<LossScaler>(
-        LossScalerOptions{f.loss_scale, f.initial_scale_power, static_cast<int>(f.loss_scale_window),
-                          f.hysteresis, f.consecutive_hysteresis, f.min_loss_scale});
-  }
-  runtime_->set_gather_timer([this](const std::string&, double ms) { current_times_.gather_ms += ms; });
-  if (config_.wall_clock_breakdown) timers_ = std::make_unique<profiler::StepTimers>();
-  if (config_.comms_logger.effective_enabled && communicator()) install_comms_logger();
-  if (auto* comm = communicator()) comm->report_progress(0);
+  const auto cores = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
+  kernels::set_cpu_thread_count(static_cast<int>(cores * config_.zero.offload_optimizer.cpuadam_cores_perc /
+                                                 static_cast<double>(std::max(1L, local))));
+}
+
+void Engine::log_offload(const OptimizerSettings& settings) const {
+  const double mib = static_cast<double>(master_.numel() * 4 + optimizer_->state_bytes() + host_grads_.numel() * 4 +
+                                         (host_weights_.defined() ? host_weights_.numel() * host_weights_.element_size() : 0)) /
+                     (1024.0 * 1024.0);
+  char text[96];
+  std::snprintf(text, sizeof text, "%.1f MiB", mib);
+  log("[Rank " + std::to_string(options_.rank) + "] ZeRO-Offload: the fp32 master, " + settings.type_name +
+      " state and gradients of this rank's shard (" + text + ") are in " + (master_.is_pinned() ? "pinned " : "") +
+      "CPU memory; the optimizer steps on the CPU with " + std::to_string(kernels::cpu_thread_count()) + " thread(s)");
 }
 
 Engine::~Engine() = default;

@@ -137,6 +137,21 @@ class Engine {
 
  private:
   friend class NoSyncGuard;
+  // Construction, along its seams.
+  /// Rank and world size from the communicator; throws when it disagrees with the options.
+  void adopt_communicator();
+  /// Throws std::invalid_argument naming the key of what the engine cannot run.
+  void refuse_what_the_engine_cannot_run(const OptimizerSettings& settings) const;
+  /// The fp32 master (device or host) and, with offload_optimizer, the host gradient buffer.
+  void place_master_and_gradients();
+  /// The tensors Lamb treats as whole (only possible at stage 0 or on one rank).
+  std::vector<TensorSegment> optimizer_segments() const;
+  /// Where the optimizer kernel writes the updated 16-bit weights in the same pass (may be undefined).
+  torch::Tensor optimizer_model_copy() const;
+  /// offload_optimizer on a GPU: this rank's share of the host's cores for the CPU step.
+  void share_cores_for_the_cpu_step() const;
+  /// The ZeRO-Offload start line: what is in host memory and how many threads step it.
+  void log_offload(const OptimizerSettings& settings) const;
   void log(const std::string& line) const;
   void memory_report(const char* where) const;
   void timer_start(const char* name);
