@@ -19,6 +19,8 @@ const std::vector<Command>& all_commands() {
       {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", run_train_command},
       {"launch", "start one train rank per GPU (or CPU rank) on this machine, DeepSpeed's launcher habits", run_launch_command},
       {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)", run_ckpt_command},
+      {"bench", "benchmarks: io (O_DIRECT read/write GB/s over an aio sweep beside fio, the ds_io counterpart)",
+       run_bench_command},
   };
   return commands;
 }

@@ -26,6 +26,12 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> argv{SHARDSCOPE_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, env);
+}
+
+ProcessResult run_process(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   char out_template[] = "/tmp/shardscope_cli_outXXXXXX";
   char err_template[] = "/tmp/shardscope_cli_errXXXXXX";
   const int out_fd = mkstemp(out_template);
@@ -36,8 +42,7 @@ ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<st
   posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
   posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<std::string> argv_storage{SHARDSCOPE_CLI_PATH};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<std::string> argv_storage = args;
   std::vector<char*> argv;
   for (auto& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);

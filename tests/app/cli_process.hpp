@@ -14,5 +14,7 @@ struct ProcessResult {
 
 /// Runs SHARDSCOPE_CLI_PATH with `args` (no shell), optional extra environment "K=V" entries.
 ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+/// Runs `argv` (argv[0] an executable path, no shell) the same way.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
 }  // namespace shardscope::testing
