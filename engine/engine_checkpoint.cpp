@@ -59,20 +59,22 @@ void Engine::save_checkpoint(const std::string& dir, std::optional<std::string> 
   const std::string version = "shardscope " + sessions::build_info().version;
   const auto& zero = *runtime_;
 
-  // This rank's optimizer shard (the whole optimizer at stage 0, where every rank holds the same).
+  // This rank's optimizer shard (the whole optimizer at stage 0, where every rank holds the same),
+  // in host memory wherever the placement keeps it (NVMe-swapped state is read back).
+  const HostOptimizerState saved = optimizer_state();
   IDict optimizer = new_dict();
   TensorDict state;
-  for (const auto& [name, buffer] : optimizer_->state()) state.insert(name, cpu_copy(buffer));
+  for (const auto& [name, buffer] : saved.state) state.insert(name, buffer);
   IDict base = new_dict();
   base.insert("optimizer_type", optimizer_->settings().type_name);
-  base.insert("step", optimizer_->step_count());
+  base.insert("step", saved.step_count);
   base.insert("state", state);
   optimizer.insert("base_optimizer_state", base);
   optimizer.insert("zero_stage", c10::IValue(static_cast<std::int64_t>(stage)));
   optimizer.insert("partition_count", c10::IValue(static_cast<std::int64_t>(zero.sharded() ? options_.world_size : 1)));
   optimizer.insert("partition_rank", c10::IValue(static_cast<std::int64_t>(zero.sharded() ? rank : 0)));
   c10::List<torch::Tensor> fp32_groups;
-  fp32_groups.push_back(cpu_copy(master_));
+  fp32_groups.push_back(saved.master);
   optimizer.insert(stage == 3 ? "fp32_flat_groups" : "single_partition_of_fp32_groups", fp32_groups);
   optimizer.insert("shardscope_layout", zero.layout().to_json());
   optimizer.insert("dynamic_loss_scale", scaler_ && scaler_->dynamic());
@@ -178,14 +180,14 @@ std::string Engine::load_checkpoint(const std::string& dir, std::optional<std::s
   const auto buffer = [&](const std::string& name) {
     return same_partitioning ? saved.at(name) : my_shard(shards.canonical(name));
   };
-  // fp32 master first, then the 16-bit weights from it (DeepSpeed's load_from_fp32_weights).
-  master_.copy_(buffer("fp32"));
-  if (master_.data_ptr() != zero.optimizer_params().data_ptr())  // stage 0 in 16-bit
-    runtime_->optimizer_params().copy_(master_);
-  std::map<std::string, torch::Tensor> state;
-  for (const auto& name : info.state_names) state[name] = buffer(name);
+  // fp32 master and state where the placement keeps them, then the 16-bit weights from the master
+  // (DeepSpeed's load_from_fp32_weights).
+  HostOptimizerState loaded;
+  loaded.master = buffer("fp32");
+  for (const auto& name : info.state_names) loaded.state[name] = buffer(name);
+  loaded.step_count = info.optimizer_step;
   saved.clear();
-  optimizer_->load_state(state, info.optimizer_step);
+  place_optimizer_state(loaded);
   runtime_->after_optimizer_step();  // stages 1-2: all-gather the weights; stage 3: re-gather on use
 
   const auto& optimizer = shards.optimizer_dict();
