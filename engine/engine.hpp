@@ -192,7 +192,8 @@ class Engine {
   std::unique_ptr<profiler::CommsLogger> comms_logger_;  ///< the comms_logger block
   std::vector<sessions::CommRecord> comm_records_;       ///< collectives not yet sent to the session
   std::mutex comm_mutex_;
-  double device_unscale_ = 1.0;  ///< the unscale factor clip_gradients() applies to device pieces
+  double device_unscale_ = 1.0;    ///< the unscale factor of the device pieces, folded in by clip_gradients()
+  float device_grad_scale_ = 1.0f;  ///< device pieces: unscale x clip coefficient, applied by the optimizer kernels
   PhaseTimes current_times_, last_times_;
 };
 

@@ -1,7 +1,8 @@
 // Engine::step() and its gradient arithmetic: at the accumulation boundary the reduced gradients
 // are unscaled (loss scale and world size), their global norm decides the fp16/bf16 overflow skip
 // and the clip coefficient, and the shard optimizer steps them wherever the placement keeps the
-// state. Host pieces (offload) go through the CPU kernels, device pieces through foreach ops.
+// state. Host pieces (offload) are scaled in place by the CPU kernels; device pieces are scaled
+// by the optimizer kernels as they read them.
 #include <chrono>
 #include <cmath>
 
@@ -54,17 +55,17 @@ double Engine::clip_gradients(const GradientPieces& pieces, double squares) {
   const double norm = std::sqrt(squares);
   const double clip = config_.gradient_clipping;
   const double coefficient = clip > 0 ? std::min(1.0, kernels::clip_coefficient(norm, clip)) : 1.0;
-  std::vector<torch::Tensor> device_pieces;
+  bool on_device = false;
   for (const auto& piece : pieces) {
     if (!piece.grads.is_cpu())
-      device_pieces.push_back(piece.grads);
+      on_device = true;
     else if (coefficient < 1.0)
       kernels::cpu_scale(piece.grads.data_ptr<float>(), static_cast<std::size_t>(piece.grads.numel()),
                          static_cast<float>(coefficient));
   }
-  torch::NoGradGuard no_grad;
-  const double factor = device_unscale_ * coefficient;
-  if (!device_pieces.empty() && factor != 1.0) at::_foreach_mul_(device_pieces, factor);
+  // The device kernels multiply each gradient by this factor as they read it (fp32), so the
+  // unscale and the clip cost no pass over the device gradients.
+  device_grad_scale_ = on_device ? static_cast<float>(device_unscale_ * coefficient) : 1.0f;
   return norm;
 }
 
@@ -100,8 +101,8 @@ StepOutcome Engine::step() {
     if (outcome.overflow_message) log(*outcome.overflow_message);
   } else {
     outcome.grad_norm = clip_gradients(grads, squares);
-    optimizer_->step(grads, outcome.lr, scheduler_->current_momentum(), scheduler_->beta2());
-    runtime_->after_optimizer_step();
+    optimizer_->step(grads, outcome.lr, scheduler_->current_momentum(), scheduler_->beta2(), device_grad_scale_);
+    runtime_->after_optimizer_step(optimizer_->writes_model_weights());
     scheduler_->step();
     if (scaler_) scaler_->update(false, options_.rank);
   }

@@ -159,10 +159,10 @@ void FlatOptimizer::load_state(const std::map<std::string, torch::Tensor>& state
 }
 
 void FlatOptimizer::step(const GradientPieces& grads, double lr, std::optional<double> beta1,
-                         std::optional<double> beta2) {
+                         std::optional<double> beta2, float grad_scale) {
   ++step_count_;
-  apply_optimizer_step(settings_, buffers_, grads, step_count_, lr, beta1.value_or(settings_.beta1),
-                       beta2.value_or(settings_.beta2), backend_, lamb_workspace_);
+  const StepArgs args{lr, beta1.value_or(settings_.beta1), beta2.value_or(settings_.beta2), step_count_, grad_scale};
+  apply_optimizer_step(settings_, buffers_, grads, args, backend_, lamb_workspace_);
 }
 
 namespace {
@@ -177,7 +177,9 @@ bool kernels_available(const torch::Tensor& master) {
 #endif
 }
 
-void check_pieces(const OptimizerBuffers& b, const GradientPieces& grads) {
+void check_step(const OptimizerBuffers& b, const GradientPieces& grads, float grad_scale) {
+  TORCH_CHECK(std::isfinite(grad_scale), "optimizer step: the gradient scale is ", grad_scale,
+              "; an overflowed step must be skipped, not stepped");
   std::int64_t covered = 0;
   for (const auto& piece : grads) {
     TORCH_CHECK(piece.grads.defined() && piece.grads.is_contiguous() && piece.offset >= 0 &&
@@ -204,12 +206,13 @@ const GradientPiece& gradient_piece_holding(const GradientPieces& grads, const T
 namespace {
 
 // The kernels' view of master elements `segment`, whose gradients are in `piece`.
-kernels::FlatParams flat_view(const OptimizerBuffers& b, const TensorSegment& seg, const GradientPiece& piece) {
+kernels::FlatParams flat_view(const OptimizerBuffers& b, const TensorSegment& seg, const GradientPiece& piece,
+                              float grad_scale) {
   kernels::FlatParams flat;
   flat.params = b.master.data_ptr<float>() + seg.offset;
   const auto& g = piece.grads;
   flat.grads = {static_cast<const char*>(g.data_ptr()) + (seg.offset - piece.offset) * g.element_size(),
-                kernel_dtype(g.scalar_type())};
+                kernel_dtype(g.scalar_type()), grad_scale};
   if (b.model_copy.defined())
     flat.copy = {static_cast<char*>(b.model_copy.data_ptr()) + seg.offset * b.model_copy.element_size(),
                  kernel_dtype(b.model_copy.scalar_type())};
@@ -220,7 +223,9 @@ kernels::FlatParams flat_view(const OptimizerBuffers& b, const TensorSegment& se
 // One call per algorithm and gradient piece; on a CUDA buffer the same options go to the fused
 // CUDA kernel on the current stream, on the CPU to the vectorised OpenMP kernel.
 void step_kernels(const OptimizerSettings& s, const OptimizerBuffers& b, const GradientPieces& grads,
-                  std::int64_t step_count, double lr, double beta1, double beta2, torch::Tensor& lamb_workspace) {
+                  const StepArgs& args, torch::Tensor& lamb_workspace) {
+  const double lr = args.lr, beta1 = args.beta1, beta2 = args.beta2;
+  const std::int64_t step_count = args.step;
   const auto state_at = [&b](const char* name, std::int64_t offset) -> float* {
     auto it = b.state.find(name);
     return it == b.state.end() ? nullptr : it->second.data_ptr<float>() + offset;
@@ -238,7 +243,7 @@ void step_kernels(const OptimizerSettings& s, const OptimizerBuffers& b, const G
                                  s.bias_correction, false};
     for (const auto& seg : b.segments) {  // FusedLamb's trust ratio is per parameter tensor
       const kernels::LambState st{state_at("exp_avg", seg.offset), state_at("exp_avg_sq", seg.offset)};
-      const kernels::FlatParams view = flat_view(b, seg, gradient_piece_holding(grads, seg));
+      const kernels::FlatParams view = flat_view(b, seg, gradient_piece_holding(grads, seg), args.grad_scale);
 #ifdef SHARDSCOPE_ENGINE_CUDA_KERNELS
       if (cuda) {
         if (!lamb_workspace.defined())
@@ -255,7 +260,7 @@ void step_kernels(const OptimizerSettings& s, const OptimizerBuffers& b, const G
   // The other algorithms are elementwise: each piece is stepped on its own.
   for (const auto& piece : grads) {
     const std::int64_t at = piece.offset;
-    const kernels::FlatParams view = flat_view(b, {at, piece.grads.numel()}, piece);
+    const kernels::FlatParams view = flat_view(b, {at, piece.grads.numel()}, piece, args.grad_scale);
     switch (s.algorithm) {
       case OptimizerAlgorithm::kAdam:
       case OptimizerAlgorithm::kAdamW: {
@@ -289,13 +294,13 @@ void step_kernels(const OptimizerSettings& s, const OptimizerBuffers& b, const G
 }  // namespace
 
 void apply_optimizer_step(const OptimizerSettings& settings, const OptimizerBuffers& buffers,
-                          const GradientPieces& grads, std::int64_t step, double lr, double beta1, double beta2,
-                          OptimizerBackend backend, torch::Tensor& lamb_workspace) {
-  check_pieces(buffers, grads);
+                          const GradientPieces& grads, const StepArgs& args, OptimizerBackend backend,
+                          torch::Tensor& lamb_workspace) {
+  check_step(buffers, grads, args.grad_scale);
   if (backend == OptimizerBackend::kKernels && kernels_available(buffers.master))
-    step_kernels(settings, buffers, grads, step, lr, beta1, beta2, lamb_workspace);
+    step_kernels(settings, buffers, grads, args, lamb_workspace);
   else
-    step_tensor_ops(settings, buffers, grads, step, lr, beta1, beta2);
+    step_tensor_ops(settings, buffers, grads, args);
 }
 
 }  // namespace shardscope::engine

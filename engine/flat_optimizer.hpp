@@ -60,12 +60,19 @@ enum class OptimizerBackend { kKernels, kTensorOps };
 /// (Adagrad's sum starts at initial_accumulator_value, everything else at 0).
 std::vector<std::pair<std::string, double>> optimizer_state_layout(const OptimizerSettings& settings);
 
-/// One step (`step` counts from 1) of `settings`' algorithm over `buffers` from `grads`, pieces
-/// whose offsets are relative to buffers.master and that together cover it. `lamb_workspace`
-/// holds the CUDA Lamb kernel's scratch between calls.
+/// The hyperparameters of one optimizer step.
+struct StepArgs {
+  double lr = 0, beta1 = 0, beta2 = 0;
+  std::int64_t step = 0;    ///< counts from 1
+  float grad_scale = 1.0f;  ///< every gradient is multiplied by it (fp32) as it is read: unscale x clip
+};
+
+/// One step of `settings`' algorithm over `buffers` from `grads`, pieces whose offsets are
+/// relative to buffers.master and that together cover it. `lamb_workspace` holds the CUDA Lamb
+/// kernel's scratch between calls. Throws when args.grad_scale is not finite.
 void apply_optimizer_step(const OptimizerSettings& settings, const OptimizerBuffers& buffers,
-                          const GradientPieces& grads, std::int64_t step, double lr, double beta1, double beta2,
-                          OptimizerBackend backend, torch::Tensor& lamb_workspace);
+                          const GradientPieces& grads, const StepArgs& args, OptimizerBackend backend,
+                          torch::Tensor& lamb_workspace);
 
 class FlatOptimizer {
  public:
@@ -79,9 +86,10 @@ class FlatOptimizer {
 
   /// One optimizer step with learning rate `lr` (and beta1 when a schedule cycles momentum) from
   /// `grads`, pieces that together cover the master (fp32, or bf16/fp16 read as they are); a Lamb
-  /// segment must lie inside one piece.
+  /// segment must lie inside one piece. Every gradient is multiplied by `grad_scale` (in fp32) as
+  /// it is read: the engine's unscale and clip coefficient, with no pass of their own.
   void step(const GradientPieces& grads, double lr, std::optional<double> beta1 = std::nullopt,
-            std::optional<double> beta2 = std::nullopt);
+            std::optional<double> beta2 = std::nullopt, float grad_scale = 1.0f);
 
   std::int64_t step_count() const { return step_count_; }
   /// Steps taken so far (the next step() is step count + 1); for a caller that counts them itself.

@@ -8,7 +8,7 @@ namespace shardscope::engine {
 
 /// The tensor-operations backend of apply_optimizer_step (any device; the tests' reference).
 void step_tensor_ops(const OptimizerSettings& settings, const OptimizerBuffers& buffers, const GradientPieces& grads,
-                     std::int64_t step, double lr, double beta1, double beta2);
+                     const StepArgs& args);
 /// The piece holding all of `segment`; throws when none does (a tensor split across pieces).
 const GradientPiece& gradient_piece_holding(const GradientPieces& grads, const TensorSegment& segment);
 

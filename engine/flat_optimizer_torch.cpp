@@ -9,8 +9,10 @@
 namespace shardscope::engine {
 
 void step_tensor_ops(const OptimizerSettings& settings, const OptimizerBuffers& b, const GradientPieces& grads,
-                     std::int64_t step, double lr, double beta1, double beta2) {
+                     const StepArgs& args) {
   torch::NoGradGuard no_grad;
+  const double lr = args.lr, beta1 = args.beta1, beta2 = args.beta2;
+  const std::int64_t step = args.step;
   const double t = static_cast<double>(step);
   const double wd = settings.weight_decay;
   const double bc1 = settings.bias_correction ? 1 - std::pow(beta1, t) : 1.0;
@@ -21,7 +23,8 @@ void step_tensor_ops(const OptimizerSettings& settings, const OptimizerBuffers& 
   // Elementwise updates, one gradient piece (and the master and state elements it covers) at a time.
   for (const auto& piece : grads) {
     const std::int64_t at = piece.offset, n = piece.grads.numel();
-    const torch::Tensor g = piece.grads.to(torch::kFloat32);
+    torch::Tensor g = piece.grads.to(torch::kFloat32);
+    if (args.grad_scale != 1.0f) g = g * args.grad_scale;  // fp32 times the fp32 factor, as the kernels
     auto w = b.master.narrow(0, at, n);
     switch (settings.algorithm) {
       case OptimizerAlgorithm::kAdam:

@@ -68,7 +68,8 @@ MemorySample sample_memory(const Engine& engine) {
   // Tensor bytes this rank holds, each storage once: full weights and gradients (stages 0-2, 0-1),
   // the shard, the master, the optimizer state and buffers, the gradients of the shard.
   const auto& zero = engine.zero();
-  std::vector<torch::Tensor> held{zero.full_params(), zero.full_grads()};
+  // kernel_weight_copy(): stage 3 on one rank keeps persistent 16-bit weights beside the master.
+  std::vector<torch::Tensor> held{zero.full_params(), zero.full_grads(), zero.kernel_weight_copy()};
   zero.shard().collect_memory(held);
   engine.optimizer().collect_memory(held);
   for (const auto& piece : zero.gradient_pieces()) held.push_back(piece.grads);

@@ -337,8 +337,7 @@ class NvmeOptimizerStore : public OptimizerStore {
       buffers.model_copy = in_place.defined() ? in_place : staging_.narrow(0, 0, n);
     }
     buffers.segments = sg.spec.segments.empty() ? std::vector<TensorSegment>{{0, n}} : sg.spec.segments;
-    apply_optimizer_step(settings_, buffers, {{0, grads}}, args.step, args.lr, args.beta1, args.beta2,
-                         OptimizerBackend::kKernels, lamb_workspace_);
+    apply_optimizer_step(settings_, buffers, {{0, grads}}, args, OptimizerBackend::kKernels, lamb_workspace_);
     if (in_place.defined()) return;
     // A blocking copy, as DeepSpeed's: the staging buffer is reused by the next sub-group.
     shard.write(at, buffers.model_copy.defined() ? buffers.model_copy : buffers.master, /*non_blocking=*/false);

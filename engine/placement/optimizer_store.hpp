@@ -17,12 +17,6 @@
 
 namespace shardscope::engine {
 
-/// The hyperparameters of one optimizer step (step counts from 1).
-struct StepArgs {
-  double lr = 0, beta1 = 0, beta2 = 0;
-  std::int64_t step = 0;
-};
-
 class OptimizerStore {
  public:
   explicit OptimizerStore(ShardRange range) : range_(range) {}

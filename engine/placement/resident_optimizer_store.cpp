@@ -32,7 +32,7 @@ class ResidentOptimizerStore : public OptimizerStore {
 
   void step(const GradientPieces& grads, const StepArgs& args, ParamShard& shard) override {
     optimizer_.set_step_count(args.step - 1);  // the shard optimizer counts the steps
-    optimizer_.step(pieces_within(grads, range_), args.lr, args.beta1, args.beta2);
+    optimizer_.step(pieces_within(grads, range_), args.lr, args.beta1, args.beta2, args.grad_scale);
     update_shard(shard);
   }
 

@@ -68,11 +68,16 @@ void ShardOptimizer::add_device_store(const PlacementPlan& plan, ShardRange rang
     if (!fp32) model_copy = shard.resident();  // the kernel writes the model's 16-bit weights in place
   } else {
     master = shard.read(range.offset, range.numel).to(options_.device, torch::kFloat32, false, /*copy=*/true);
-    if (!plan.separate_shard())
+    if (!plan.separate_shard()) {
       runtime_.adopt_master(master);
-    else if (!fp32)
+      // On one rank the kernel writes the 16-bit weights the model uses in the same pass
+      // (ZeroRuntime::kernel_weight_copy); on several the gathers cast chunks of the master.
+      if (!fp32) model_copy = runtime_.kernel_weight_copy();
+    } else if (!fp32) {
       model_copy = shard.writable_view(range.offset, range.numel, options_.device);
+    }
   }
+  writes_model_weights_ = model_copy.defined() && (runtime_.stage() == 0 || !plan.separate_shard());
   stores_.push_back(make_resident_optimizer_store(settings_, range, Tier::kDevice, master, model_copy,
                                                   segments_in(range)));
 }
@@ -111,10 +116,13 @@ void ShardOptimizer::add_offload_store(const PlacementPlan& plan, ShardRange ran
 }
 
 void ShardOptimizer::step(const GradientPieces& grads, double lr, std::optional<double> beta1,
-                          std::optional<double> beta2) {
+                          std::optional<double> beta2, float device_grad_scale) {
   ++step_count_;
-  const StepArgs args{lr, beta1.value_or(settings_.beta1), beta2.value_or(settings_.beta2), step_count_};
-  for (auto& store : stores_) store->step(grads, args, runtime_.shard());
+  StepArgs args{lr, beta1.value_or(settings_.beta1), beta2.value_or(settings_.beta2), step_count_, 1.0f};
+  for (auto& store : stores_) {
+    args.grad_scale = store->tier() == Tier::kDevice ? device_grad_scale : 1.0f;  // host pieces: scaled in place
+    store->step(grads, args, runtime_.shard());
+  }
 }
 
 std::int64_t ShardOptimizer::state_bytes() const {

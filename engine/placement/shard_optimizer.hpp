@@ -49,10 +49,15 @@ class ShardOptimizer {
 
   const OptimizerSettings& settings() const { return settings_; }
   std::int64_t step_count() const { return step_count_; }
-  /// One step of every store from `grads` (the runtime's pieces, unscaled and clipped); each
-  /// store's updated weights go into the runtime's shard.
+  /// One step of every store from `grads` (the runtime's pieces); each store's updated weights go
+  /// into the runtime's shard. Host pieces come unscaled and clipped; the device store's kernels
+  /// multiply its device pieces by `device_grad_scale` as they read them (unscale x clip, no pass
+  /// of their own).
   void step(const GradientPieces& grads, double lr, std::optional<double> beta1 = std::nullopt,
-            std::optional<double> beta2 = std::nullopt);
+            std::optional<double> beta2 = std::nullopt, float device_grad_scale = 1.0f);
+  /// Whether the last step's kernel wrote the 16-bit weights the model uses (stage 0, and stages
+  /// 1-3 on one rank without offload): then no gather or cast has to follow it.
+  bool writes_model_weights() const { return writes_model_weights_; }
   /// Whether the step reads gradients from host memory (the device must be synchronized first).
   bool reads_host_gradients() const { return host_grads_.defined(); }
 
@@ -90,6 +95,7 @@ class ShardOptimizer {
   torch::Tensor host_grads_;  ///< the offloaded range's reduced gradients (fp32, pinned on a GPU)
   std::vector<std::unique_ptr<OptimizerStore>> stores_;
   std::int64_t step_count_ = 0;
+  bool writes_model_weights_ = false;  ///< the device store's kernel writes ZeroRuntime::kernel_weight_copy()
 };
 
 }  // namespace shardscope::engine
