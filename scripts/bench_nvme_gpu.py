@@ -24,8 +24,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-from bench_train_gpu import session_result  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
+import bench_common as bc  # noqa: E402
 
 # GPT-2 shapes (layers, hidden, heads), smallest first; vocab 50304, seq 1024.
 CANDIDATES = [(24, 1024, 16), (24, 1536, 16), (24, 2048, 16), (36, 2048, 16), (32, 2560, 20), (40, 3072, 24),
@@ -34,7 +34,7 @@ VOCAB, SEQ = 50304, 1024
 
 
 def gpt2_params(layers, hidden):
-    return 12 * layers * hidden * hidden + 13 * layers * hidden + (VOCAB + SEQ) * hidden + 2 * hidden
+    return bc.gpt2_params(layers, hidden, VOCAB, SEQ)
 
 
 def estimate(cli, shape, config_path):
@@ -81,9 +81,11 @@ def run_training(args, workdir, name, config_path, shape):
     if done.returncode != 0:
         raise SystemExit(f"{name} failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
     rss_gib = int(done.stdout.strip().splitlines()[-1]) * 1024 / 2**30
-    tps, peak, loss = session_result(args.cli, db, name, args.warmup)
-    return {"name": name, "tokens_per_s": tps, "peak_gpu_gib": peak / 2**30, "peak_host_rss_gib": rss_gib,
-            "final_loss": loss, "wall_s": time.time() - started}
+    wall_s = time.time() - started
+    m = bc.session_measurement(args.cli, db, name, args.warmup, 1, wall_s)
+    print(f"{name}: {m.tokens_per_s:.0f} tokens/s, {wall_s:.0f} s", flush=True)
+    return {"name": name, "tokens_per_s": m.tokens_per_s, "peak_gpu_gib": m.peak_bytes / 2**30,
+            "peak_host_rss_gib": rss_gib, "final_loss": m.loss, "setup_s": m.setup_s, "wall_s": wall_s}
 
 
 def choose(args, bandwidth_gbps, free_bytes):
@@ -134,6 +136,8 @@ def main():
     if chosen is None:
         raise SystemExit(f"no candidate shape fits {free / 2**30:.1f} GiB free at {bandwidth:.2f} GB/s in {args.budget_s} s")
     shape = chosen["shape"]
+    print(f"# chosen: GPT-2 {shape[0]} layers, hidden {shape[1]}, {chosen['params'] / 1e9:.2f}B params, GAS "
+          f"{chosen['gas']} ({free / 2**30:.0f} GiB free, {bandwidth:.2f} GB/s, budget {args.budget_s:.0f} s)", flush=True)
     with tempfile.TemporaryDirectory(dir=args.nvme_dir) as workdir:
         nvme_cfg, cpu_cfg, none_cfg = (os.path.join(workdir, n) for n in ("nvme.json", "cpu.json", "none.json"))
         write_config(nvme_cfg, args.micro_batch, chosen["gas"],
