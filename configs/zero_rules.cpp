@@ -17,7 +17,7 @@ void check_offload(ValidationContext& context, const ZeroConfig& zero) {
                     "super_offload works only with ZeRO stage 3; at stage " +
                         std::to_string(zero.stage) + " it has no effect", "use stage 3 or remove it");
   const char* nvme_message =
-      "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is nvme";
+      "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is OffloadDeviceEnum.nvme";
   if (opt.device == OffloadDevice::kNvme && !opt.nvme_path)
     context.error("nvme-path-missing", "zero_optimization.offload_optimizer.device", nvme_message,
                   "add \"nvme_path\": \"/local_nvme\" (a fast local disk) to offload_optimizer");

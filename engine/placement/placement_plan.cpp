@@ -5,8 +5,9 @@
 namespace shardscope::engine {
 namespace {
 
-// DeepSpeed's assertion (runtime/zero/partition_parameters.py) when a remote device has no path.
-const char* kNvmePathMissing = "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is nvme";
+// DeepSpeed's assertion (runtime/zero/partition_parameters.py:1225) when a remote device has no path; its
+// f-string formats the enum member, so 0.19.7 prints "OffloadDeviceEnum.nvme", not "nvme".
+const char* kNvmePathMissing = "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is OffloadDeviceEnum.nvme";
 
 std::string require_nvme_path(const std::optional<std::string>& path, const char* block) {
   if (!path || path->empty())

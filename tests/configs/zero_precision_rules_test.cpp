@@ -23,7 +23,7 @@ TEST(ZeroRules, NvmeNeedsAPath) {
     "offload_param": {"device": "nvme", "pin_memory": true}})"));
   const Diagnostic* d = find_code(bad, "nvme-path-missing");
   ASSERT_NE(d, nullptr);
-  EXPECT_EQ(d->message, "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is nvme");
+  EXPECT_EQ(d->message, "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is OffloadDeviceEnum.nvme");
   EXPECT_EQ(d->path, "zero_optimization.offload_param.device");
   EXPECT_EQ(find_code(check(clean_config(R"("zero_optimization": {"stage": 3,
     "offload_param": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": true}})")), "nvme-path-missing"), nullptr);
