@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aio/io_error.hpp"
-#include "engine/environment.hpp"
+#include "profiler/environment_probe.hpp"
 #include "sessions/build_info.hpp"
 #include "sessions/event_sink.hpp"
 #include "sessions/host_probe.hpp"
@@ -152,7 +152,7 @@ void store_bench_io_session(const std::string& db, const std::string& name, cons
   start.config_json = Json{{"aio", doc["aio"]},
                            {"bench_io", {{"path", doc["path"]}, {"io_size", doc["io_size"]}, {"fio", doc["fio"]}}}}
                           .dump();
-  start.environment = engine::collect_environment_report();
+  start.environment = profiler::collect_environment_report();
   start.world_size = 1;
   start.ranks.push_back({0, 0, start.environment.host.hostname, static_cast<std::int64_t>(::getpid()), "cpu"});
   start.tags = {"bench", "bench-io"};
