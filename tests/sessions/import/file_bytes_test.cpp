@@ -14,6 +14,7 @@
 
 #include "sessions/import/deepspeed_import.hpp"
 #include "sessions/import/import_error.hpp"
+#include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 #include "tests/sessions/session_fixtures.hpp"
 
