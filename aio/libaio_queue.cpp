@@ -1,7 +1,14 @@
-// IoQueue on Linux native AIO through libaio, as DeepSpeed's async_io op: io_setup, one iocb per
+// IoQueue on Linux native AIO, as DeepSpeed's async_io op (libaio): io_setup, one iocb per
 // request, io_submit, io_getevents. With O_DIRECT the kernel queues the transfer and returns at
 // once; on a buffered file io_submit does the transfer before it returns (still correct).
+//
+// libaio.h gives the iocb and io_event layouts and the inline io_prep_* helpers; its four calls
+// are made as the system calls they wrap, so no libaio library is linked: libaio.a defines its
+// calls with symbol versions (io_getevents@@LIBAIO_0.4), which cannot go into the engine module
+// (a shared object), and libaio.so would be one more library to find on the GPU machine.
 #include <libaio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <vector>
@@ -11,6 +18,20 @@
 
 namespace shardscope::aio {
 namespace {
+
+// libaio's convention: the result, or -errno.
+long aio_syscall_result(long rc) { return rc < 0 ? -errno : rc; }
+
+int io_setup(int depth, io_context_t* context) {
+  return static_cast<int>(aio_syscall_result(::syscall(SYS_io_setup, depth, context)));
+}
+int io_destroy(io_context_t context) { return static_cast<int>(aio_syscall_result(::syscall(SYS_io_destroy, context))); }
+int io_submit(io_context_t context, long n, iocb** blocks) {
+  return static_cast<int>(aio_syscall_result(::syscall(SYS_io_submit, context, n, blocks)));
+}
+int io_getevents(io_context_t context, long min, long max, io_event* events, timespec* timeout) {
+  return static_cast<int>(aio_syscall_result(::syscall(SYS_io_getevents, context, min, max, events, timeout)));
+}
 
 class LibaioQueue : public IoQueue {
  public:

@@ -105,14 +105,15 @@ endif()
 # Asynchronous I/O for NVMe offload and `bench io`: libaio (what DeepSpeed's async_io op uses) and
 # io_uring (liburing), each optional. Without them the build works and NVMe offload refuses to run,
 # naming the package. Headers may come from .deb files unpacked into a sysroot on the GPU machine
-# (scripts/fetch_gpu_debs.sh), hence CMAKE_PREFIX_PATH; the static archives are preferred, so the
-# binary needs no libaio or liburing at run time (Ubuntu 24.04 renamed libaio.so.1 to .so.1t64).
+# (scripts/fetch_gpu_debs.sh), hence CMAKE_PREFIX_PATH. libaio is used through its header only (the
+# queue makes its four system calls itself, aio/libaio_queue.cpp); liburing's static archive is
+# preferred, so the binary needs no libaio or liburing at run time (Ubuntu 24.04 renamed
+# libaio.so.1 to .so.1t64).
 set(SHARDSCOPE_HAS_LIBAIO OFF)
 set(SHARDSCOPE_HAS_URING OFF)
 if(NOT SHARDSCOPE_AIO STREQUAL "OFF")
   find_path(SHARDSCOPE_LIBAIO_INCLUDE_DIR libaio.h)
-  find_library(SHARDSCOPE_LIBAIO_LIBRARY NAMES libaio.a aio)
-  if(SHARDSCOPE_LIBAIO_INCLUDE_DIR AND SHARDSCOPE_LIBAIO_LIBRARY)
+  if(SHARDSCOPE_LIBAIO_INCLUDE_DIR)
     set(SHARDSCOPE_HAS_LIBAIO ON)
   endif()
   find_path(SHARDSCOPE_URING_INCLUDE_DIR liburing.h)
