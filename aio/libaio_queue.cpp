@@ -22,27 +22,27 @@ namespace {
 // libaio's convention: the result, or -errno.
 long aio_syscall_result(long rc) { return rc < 0 ? -errno : rc; }
 
-int io_setup(int depth, io_context_t* context) {
+int sys_io_setup(int depth, io_context_t* context) {
   return static_cast<int>(aio_syscall_result(::syscall(SYS_io_setup, depth, context)));
 }
-int io_destroy(io_context_t context) { return static_cast<int>(aio_syscall_result(::syscall(SYS_io_destroy, context))); }
-int io_submit(io_context_t context, long n, iocb** blocks) {
+int sys_io_destroy(io_context_t context) { return static_cast<int>(aio_syscall_result(::syscall(SYS_io_destroy, context))); }
+int sys_io_submit(io_context_t context, long n, iocb** blocks) {
   return static_cast<int>(aio_syscall_result(::syscall(SYS_io_submit, context, n, blocks)));
 }
-int io_getevents(io_context_t context, long min, long max, io_event* events, timespec* timeout) {
+int sys_io_getevents(io_context_t context, long min, long max, io_event* events, timespec* timeout) {
   return static_cast<int>(aio_syscall_result(::syscall(SYS_io_getevents, context, min, max, events, timeout)));
 }
 
 class LibaioQueue : public IoQueue {
  public:
   explicit LibaioQueue(unsigned depth) : depth_(depth), events_(depth) {
-    const int rc = io_setup(static_cast<int>(depth), &context_);
+    const int rc = sys_io_setup(static_cast<int>(depth), &context_);
     if (rc < 0)
       throw IoError("libaio: io_setup(" + std::to_string(depth) + ") failed: " + describe_errno(-rc) +
                         (rc == -EAGAIN ? " (the system's aio context limit /proc/sys/fs/aio-max-nr is reached)" : ""),
                     -rc);
   }
-  ~LibaioQueue() override { io_destroy(context_); }
+  ~LibaioQueue() override { sys_io_destroy(context_); }
 
   std::size_t submit(const IoRequest* requests, std::size_t count, bool single) override {
     // The kernel copies each iocb during io_submit, so they need not outlive the call.
@@ -60,7 +60,7 @@ class LibaioQueue : public IoQueue {
     std::size_t taken = 0;
     while (taken < count) {
       const long n = single ? 1 : static_cast<long>(count - taken);
-      const int rc = io_submit(context_, n, pointers.data() + taken);
+      const int rc = sys_io_submit(context_, n, pointers.data() + taken);
       if (rc == -EAGAIN || rc == 0) break;  // the queue is full: reap first
       if (rc == -EINTR) continue;
       if (rc < 0) throw IoError("libaio: io_submit failed: " + describe_errno(-rc), -rc);
@@ -71,7 +71,7 @@ class LibaioQueue : public IoQueue {
 
   void reap(std::size_t min, std::vector<IoCompletion>& out) override {
     for (;;) {
-      const int rc = io_getevents(context_, static_cast<long>(min), static_cast<long>(depth_), events_.data(), nullptr);
+      const int rc = sys_io_getevents(context_, static_cast<long>(min), static_cast<long>(depth_), events_.data(), nullptr);
       if (rc == -EINTR) continue;
       if (rc < 0) throw IoError("libaio: io_getevents failed: " + describe_errno(-rc), -rc);
       for (int i = 0; i < rc; ++i)
