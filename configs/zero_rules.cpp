@@ -17,7 +17,7 @@ void check_offload(ValidationContext& context, const ZeroConfig& zero) {
                     "super_offload works only with ZeRO stage 3; at stage " +
                         std::to_string(zero.stage) + " it has no effect", "use stage 3 or remove it");
   const char* nvme_message =
-      "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is nvme";
+      "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is OffloadDeviceEnum.nvme";
   if (opt.device == OffloadDevice::kNvme && !opt.nvme_path)
     context.error("nvme-path-missing", "zero_optimization.offload_optimizer.device", nvme_message,
                   "add \"nvme_path\": \"/local_nvme\" (a fast local disk) to offload_optimizer");
@@ -33,6 +33,59 @@ void check_offload(ValidationContext& context, const ZeroConfig& zero) {
     context.warning("offload-optimizer-ignored", "zero_optimization.offload_optimizer",
                     "offload_optimizer needs ZeRO stage 1, 2 or 3; at stage 0 it is ignored",
                     "set zero_optimization.stage (2 is the usual choice with CPU offload)");
+}
+
+// Optimizer state tensors DeepSpeed's swapper moves per sub-group besides the fp32 master and
+// the gradient buffer (runtime/swap_tensor/pipelined_optimizer_swapper.py: num_tensors + 1).
+int swapped_state_tensors(const OptimizerConfig& optimizer) {
+  switch (optimizer.kind) {
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamW:
+    case OptimizerKind::kLamb: return 2;
+    case OptimizerKind::kLion:
+    case OptimizerKind::kAdagrad: return 1;
+    default: return 2;
+  }
+}
+
+// NVMe offload (ZeRO-Infinity): DeepSpeed's stage 1-2 optimizer knows only "offload or not", and
+// the swap settings do nothing without an NVMe device.
+void check_nvme_offload(ValidationContext& context, const ResolvedConfig& c) {
+  const ZeroConfig& zero = c.zero;
+  const auto& opt = zero.offload_optimizer;
+  if (opt.device == OffloadDevice::kNvme && (zero.stage == 1 || zero.stage == 2))
+    context.warning("nvme-below-stage3", "zero_optimization.offload_optimizer.device",
+                    "offload_optimizer.device \"nvme\" at stage " + std::to_string(zero.stage) +
+                        ": DeepSpeed's stage 1-2 optimizer treats every device but \"none\" as CPU offload, so the "
+                        "optimizer state goes to CPU memory and nvme_path is not used",
+                    "use stage 3 for NVMe offload (ZeRO-Infinity), or write \"device\": \"cpu\"");
+  const auto unused = [&](const std::string& block, const char* key, bool nvme) {
+    const std::string path = "zero_optimization." + block + "." + key;
+    if (!nvme && context.written(path))
+      context.warning("nvme-only", path,
+                      std::string(key) + " only affects NVMe offload; with " + block + ".device not \"nvme\" " +
+                          "DeepSpeed ignores it",
+                      "remove it, or set \"device\": \"nvme\" and an nvme_path");
+  };
+  const bool opt_nvme = opt.device == OffloadDevice::kNvme && zero.stage == 3;
+  for (const char* key : {"pipeline_read", "pipeline_write", "buffer_count", "fast_init"})
+    unused("offload_optimizer", key, opt_nvme);
+  const bool param_nvme = zero.offload_param.device == OffloadDevice::kNvme;
+  for (const char* key : {"buffer_count", "buffer_size", "max_in_cpu"}) unused("offload_param", key, param_nvme);
+  if (!opt_nvme || !(opt.pipeline_read || opt.pipeline_write)) return;
+  const int per_sub_group = 2 + swapped_state_tensors(c.optimizer);
+  const int needed = per_sub_group * (1 + (opt.pipeline_read ? 1 : 0) + (opt.pipeline_write ? 1 : 0));
+  if (opt.buffer_count < needed)
+    context.warning("swap-buffer-count", "zero_optimization.offload_optimizer.buffer_count",
+                    "buffer_count " + std::to_string(opt.buffer_count) + " is too few for DeepSpeed's pipelined "
+                        "swapping: its PipelinedOptimizerSwapper holds " + std::to_string(per_sub_group) +
+                        " buffers per sub-group (the fp32 master, the gradient and the optimizer's states) for " +
+                        std::to_string(needed / per_sub_group) + " sub-groups at once (the one stepping" +
+                        (opt.pipeline_read ? ", the one read ahead" : "") +
+                        (opt.pipeline_write ? ", the one written behind" : "") +
+                        ") and stops with \"ran out of swap buffers, try increasing 'buffer_count'\"",
+                    "set buffer_count to " + std::to_string(needed) + " (ShardScope keeps gradients in host memory "
+                        "and needs one buffer per sub-group fewer)");
 }
 
 void check_overlap(ValidationContext& context, const ZeroConfig& zero) {
@@ -90,6 +143,7 @@ void check_zero_rules(ValidationContext& context) {
                   "Please downgrade to a version less than 0.5.9 if you need to use this deprecated "
                   "version of ZeRO.", "remove legacy_stage1");
   check_offload(context, zero);
+  check_nvme_offload(context, c);
   check_overlap(context, zero);
   check_stage3_only(context, c);
   if (!c.managed_gradient_accumulation && zero.stage == 3 && zero.overlap_comm)

@@ -15,9 +15,8 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include "aio/backend_probe.hpp"
 #include "kernels/cpu_features.hpp"
-#include "kernels/cpu_norm.hpp"
-#include "kernels/cpu_unscale.hpp"
 #include "profiler/comm_bandwidth.hpp"
 #include "profiler/nvtx_ranges.hpp"
 
@@ -75,6 +74,12 @@ class AutocastScope {
 };
 
 
+std::unique_ptr<LossScaler> make_loss_scaler(const configs::Fp16Config& f) {
+  return std::make_unique<LossScaler>(LossScalerOptions{f.loss_scale, f.initial_scale_power,
+                                                        static_cast<int>(f.loss_scale_window), f.hysteresis,
+                                                        f.consecutive_hysteresis, f.min_loss_scale});
+}
+
 }  // namespace
 
 std::unique_ptr<LrSchedule> make_lr_schedule(const configs::SchedulerConfig& c, double optimizer_lr) {
@@ -126,7 +131,7 @@ std::unique_ptr<LrSchedule> make_lr_schedule(const configs::SchedulerConfig& c, 
                               "WarmupDecayLR, WarmupCosineLR, OneCycle or LRRangeTest");
 }
 
-ZeroSettings zero_settings_from_config(const configs::ZeroConfig& z) {
+ZeroSettings zero_settings_from_config(const configs::ZeroConfig& z, const PlacementPlan& plan) {
   ZeroSettings s;
   s.stage = z.stage;
   s.reduce_bucket_size = z.reduce_bucket_size;
@@ -137,9 +142,11 @@ ZeroSettings zero_settings_from_config(const configs::ZeroConfig& z) {
   s.param_persistence_threshold = z.param_persistence_threshold;
   s.max_live_parameters = z.max_live_parameters;
   s.max_reuse_distance = z.max_reuse_distance;
-  s.offload_optimizer = z.stage >= 1 && z.offload_optimizer.device == configs::OffloadDevice::kCpu;
-  s.offload_param = z.stage == 3 && z.offload_param.device == configs::OffloadDevice::kCpu;
-  s.pin_memory = z.offload_param.pin_memory;
+  s.offload_optimizer = plan.offloads_optimizer();
+  s.param_tier = plan.param_shard;
+  s.pin_params = plan.pin_params;
+  s.param_swap = plan.param_swap;
+  s.aio = plan.aio;
   return s;
 }
 
@@ -150,6 +157,28 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
   if (!config_.batch.resolved)
     throw std::invalid_argument("the config's batch keys are not resolved: give train_batch_size or "
                                 "train_micro_batch_size_per_gpu (validate the config for details)");
+  adopt_communicator();
+  model_dtype_ = dtype_for(config_.precision());
+  autocast_dtype_ = autocast_dtype_for(config_.torch_autocast, options_.device);
+  const OptimizerSettings settings = optimizer_settings_from_config(config_.optimizer);
+  refuse_what_the_engine_cannot_run(settings);
+  // The one placement decision; the runtime and the shard optimizer build what it says.
+  plan_ = plan_placement(config_, options_.device.is_cuda());
+  choose_io_backend();
+  runtime_ = std::make_unique<ZeroRuntime>(*model_, model_dtype_, options_.device, options_.communicator,
+                                           zero_settings_from_config(config_.zero, plan_));
+  optimizer_ = std::make_unique<ShardOptimizer>(plan_, settings, *runtime_, shard_optimizer_options());
+  if (plan_.offloads_optimizer()) share_cores_for_the_cpu_step();
+  log_placement(settings);
+  scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
+  if (config_.precision() == configs::PrecisionMode::kFp16) scaler_ = make_loss_scaler(config_.fp16);
+  runtime_->set_gather_timer([this](const std::string&, double ms) { current_times_.gather_ms += ms; });
+  if (config_.wall_clock_breakdown) timers_ = std::make_unique<profiler::StepTimers>();
+  if (config_.comms_logger.effective_enabled && communicator()) install_comms_logger();
+  if (auto* comm = communicator()) comm->report_progress(0);
+}
+
+void Engine::adopt_communicator() {
   if (const auto& comm = options_.communicator) {
     options_.rank = comm->rank();
     options_.world_size = comm->world_size();
@@ -159,53 +188,38 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
   } else if (options_.world_size != 1) {
     throw std::invalid_argument("world_size " + std::to_string(options_.world_size) + " needs a communicator");
   }
-  model_dtype_ = dtype_for(config_.precision());
-  autocast_dtype_ = autocast_dtype_for(config_.torch_autocast, options_.device);
-  const OptimizerSettings settings = optimizer_settings_from_config(config_.optimizer);
+}
+
+void Engine::refuse_what_the_engine_cannot_run(const OptimizerSettings& settings) const {
   const int stage = config_.zero.stage;
   if (settings.algorithm == OptimizerAlgorithm::kLamb && stage >= 1 && options_.world_size > 1)
     throw std::invalid_argument("Lamb's trust ratio is computed per whole tensor, which ZeRO stage " +
                                 std::to_string(stage) + " splits across ranks; use stage 0 with Lamb, or "
                                 "Adam/AdamW/Lion/Adagrad/SGD with ZeRO");
-  const auto& offload = config_.zero.offload_optimizer;
-  if (offload.device == configs::OffloadDevice::kNvme)
-    throw std::invalid_argument("zero_optimization.offload_optimizer.device is \"nvme\": ShardScope's engine offloads "
-                                "the optimizer to CPU memory only; use \"device\": \"cpu\"");
-  if (offload.device == configs::OffloadDevice::kCpu && offload.ratio < 1.0)
-    throw std::invalid_argument("zero_optimization.offload_optimizer.ratio " + std::to_string(offload.ratio) +
-                                ": partial offload is not run by ShardScope's engine; remove \"ratio\" to offload "
-                                "the whole optimizer");
-  if (config_.zero.offload_param.device == configs::OffloadDevice::kNvme && stage == 3)
-    throw std::invalid_argument("zero_optimization.offload_param.device is \"nvme\": ShardScope's engine offloads "
-                                "parameters to CPU memory only; use \"device\": \"cpu\"");
-  const ZeroSettings zero_settings = zero_settings_from_config(config_.zero);
-  offload_ = zero_settings.offload_optimizer;
-  separate_shard_ = offload_ || zero_settings.offload_param;
-  runtime_ = std::make_unique<ZeroRuntime>(*model_, model_dtype_, options_.device, options_.communicator,
-                                           zero_settings);
-  const torch::Tensor weights = runtime_->optimizer_params();
-  if (offload_) {
-    // ZeRO-Offload: the fp32 master and the optimizer state live in (pinned) host memory and the
-    // CPU kernels step them; the device keeps this rank's 16-bit shard, which the runtime gathers.
-    const bool pin = options_.device.is_cuda() && config_.zero.offload_optimizer.pin_memory;
-    const auto host = torch::TensorOptions().device(torch::kCPU).pinned_memory(pin);
-    master_ = torch::empty({weights.numel()}, host.dtype(torch::kFloat32));
-    master_.copy_(weights);
-    host_grads_ = torch::empty({weights.numel()}, host.dtype(torch::kFloat32));
-    if (stage >= 2) runtime_->offload_gradients_to(host_grads_);  // chunk by chunk during the backward
-    // With offload_param the shard is a host buffer already: the kernel writes the update into it.
-    if (model_dtype_ != torch::kFloat32)
-      host_weights_ = weights.is_cpu() ? weights : torch::empty({weights.numel()}, host.dtype(model_dtype_));
-  } else if (separate_shard_) {
-    // offload_param alone: the fp32 master stays on the device; the host shard follows it after each step.
-    master_ = weights.to(options_.device, torch::kFloat32, /*non_blocking=*/false, /*copy=*/true);
-  } else {
-    master_ = model_dtype_ == torch::kFloat32 ? weights : weights.to(torch::kFloat32);
-    // Stages 1-3 keep no 16-bit copy of the shard: the runtime casts chunks of the fp32 master as it
-    // gathers them (as FSDP2 casts its fp32 shards), which saves 2 bytes per parameter / world size.
-    if (stage >= 1) runtime_->adopt_master(master_);
-  }
+}
+
+void Engine::choose_io_backend() {
+  if (plan_.optimizer != Tier::kNvme && plan_.param_shard != Tier::kNvme) return;
+  const char* requested = std::getenv("SHARDSCOPE_AIO_BACKEND");
+  const char* tmp = std::getenv("TMPDIR");
+  plan_.aio.backend = aio::choose_io_backend(requested ? requested : "", tmp && *tmp ? tmp : "/tmp");
+  plan_.aio.owner = "rank " + std::to_string(options_.rank);
+  aio::check_aio_settings(plan_.aio);
+}
+
+ShardOptimizerOptions Engine::shard_optimizer_options() const {
+  ShardOptimizerOptions o;
+  o.device = options_.device;
+  o.model_dtype = model_dtype_;
+  o.rank = options_.rank;
+  o.segments = optimizer_segments();
+  o.aio = plan_.aio;
+  return o;
+}
+
+std::vector<TensorSegment> Engine::optimizer_segments() const {
   // Lamb's per-tensor trust ratio needs whole tensors in the buffer: true at stage 0 or one rank.
+  const int stage = config_.zero.stage;
   std::vector<TensorSegment> segments;
   if (stage == 0 || options_.world_size == 1)
     for (const auto& slot : runtime_->slots()) segments.push_back({slot.offset, slot.numel});
@@ -214,49 +228,41 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     for (std::size_t i = 0; i < runtime_->slots().size(); ++i)
       segments.push_back({runtime_->layout().slot_offset(static_cast<int>(i)), runtime_->slots()[i].numel});
   }
-  // The kernel writes the updated 16-bit weights in the same pass: into the model's buffer at stage
-  // 0 (and on one rank at stages 1-3, ZeroRuntime::kernel_weight_copy), into the host copy that goes
-  // back to the device with offload; stages 1-3 on several ranks gather from the master.
-  torch::Tensor model_copy;
-  if (offload_) model_copy = host_weights_;
-  else if (model_dtype_ != torch::kFloat32) model_copy = runtime_->kernel_weight_copy();
-  kernel_writes_weights_ = !offload_ && model_copy.defined();
-  optimizer_ = std::make_unique<FlatOptimizer>(settings, master_, model_copy, std::move(segments));
-  if (offload_) {
-    // Ranks of one host share its cores for the CPU step: each takes cpuadam_cores_perc of its
-    // share, unless OMP_NUM_THREADS chose already (every rank's OpenMP would take all cores).
-    if (options_.device.is_cuda() && !std::getenv("OMP_NUM_THREADS")) {
-      long local = options_.world_size;
-      for (const char* name : {"LOCAL_WORLD_SIZE", "LOCAL_SIZE"})
-        if (const char* v = std::getenv(name); v && std::atol(v) > 0) {
-          local = std::atol(v);
-          break;
-        }
-      const auto cores = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
-      kernels::set_cpu_thread_count(
-          static_cast<int>(cores * offload.cpuadam_cores_perc / static_cast<double>(std::max(1L, local))));
+  return segments;
+}
+
+void Engine::share_cores_for_the_cpu_step() const {
+  // Ranks of one host share its cores for the CPU step: each takes cpuadam_cores_perc of its
+  // share, unless OMP_NUM_THREADS chose already (every rank's OpenMP would take all cores).
+  if (!options_.device.is_cuda() || std::getenv("OMP_NUM_THREADS")) return;
+  long local = options_.world_size;
+  for (const char* name : {"LOCAL_WORLD_SIZE", "LOCAL_SIZE"})
+    if (const char* v = std::getenv(name); v && std::atol(v) > 0) {
+      local = std::atol(v);
+      break;
     }
-    const double mib = static_cast<double>(master_.numel() * 4 + optimizer_->state_bytes() + host_grads_.numel() * 4 +
-                                           (host_weights_.defined() ? host_weights_.numel() * host_weights_.element_size() : 0)) /
-                       (1024.0 * 1024.0);
+  const auto cores = static_cast<double>(std::max(1u, std::thread::hardware_concurrency()));
+  kernels::set_cpu_thread_count(static_cast<int>(cores * config_.zero.offload_optimizer.cpuadam_cores_perc /
+                                                 static_cast<double>(std::max(1L, local))));
+}
+
+void Engine::log_placement(const OptimizerSettings& settings) const {
+  const std::string rank = "[Rank " + std::to_string(options_.rank) + "] ";
+  for (const auto& note : plan_.notes) log(rank + "note: " + note);
+  const std::string threads =
+      "; the optimizer steps on the CPU with " + std::to_string(kernels::cpu_thread_count()) + " thread(s)";
+  if (plan_.optimizer == Tier::kHost && plan_.offload_ratio == 1.0) {
     char text[96];
-    std::snprintf(text, sizeof text, "%.1f MiB", mib);
-    log("[Rank " + std::to_string(options_.rank) + "] ZeRO-Offload: the fp32 master, " + settings.type_name +
-        " state and gradients of this rank's shard (" + text + ") are in " +
-        (master_.is_pinned() ? "pinned " : "") + "CPU memory; the optimizer steps on the CPU with " +
-        std::to_string(kernels::cpu_thread_count()) + " thread(s)");
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(optimizer_->memory_bytes()) / (1024.0 * 1024.0));
+    const bool pinned = optimizer_->master().defined() && optimizer_->master().is_pinned();
+    log(rank + "ZeRO-Offload: the fp32 master, " + settings.type_name + " state and gradients of this rank's shard (" +
+        text + ") are in " + (pinned ? "pinned " : "") + "CPU memory" + threads);
+  } else if (plan_.offloads_optimizer()) {
+    std::string stores;
+    for (const auto& line : optimizer_->describe()) stores += (stores.empty() ? "" : "; ") + line;
+    log(rank + (plan_.optimizer == Tier::kNvme ? "ZeRO-Infinity: " : "ZeRO-Offload: ") + stores + threads);
   }
-  scheduler_ = make_lr_schedule(config_.scheduler, settings.lr);
-  if (config_.precision() == configs::PrecisionMode::kFp16) {
-    const auto& f = config_.fp16;
-    scaler_ = std::make_unique<LossScaler>(
-        LossScalerOptions{f.loss_scale, f.initial_scale_power, static_cast<int>(f.loss_scale_window),
-                          f.hysteresis, f.consecutive_hysteresis, f.min_loss_scale});
-  }
-  runtime_->set_gather_timer([this](const std::string&, double ms) { current_times_.gather_ms += ms; });
-  if (config_.wall_clock_breakdown) timers_ = std::make_unique<profiler::StepTimers>();
-  if (config_.comms_logger.effective_enabled && communicator()) install_comms_logger();
-  if (auto* comm = communicator()) comm->report_progress(0);
+  if (plan_.param_shard == Tier::kNvme) log(rank + "ZeRO-Infinity: " + runtime_->shard().describe());
 }
 
 Engine::~Engine() = default;
@@ -397,149 +403,9 @@ Engine::NoSyncGuard::~NoSyncGuard() { --engine_.no_sync_depth_; }
 
 void Engine::zero_grad() { runtime_->zero_grads(); }
 
-void Engine::refresh_master_from_weights() {
-  torch::NoGradGuard no_grad;
-  if (master_.data_ptr() != runtime_->optimizer_params().data_ptr()) master_.copy_(runtime_->optimizer_params());
-}
+void Engine::refresh_master_from_weights() { optimizer_->refresh_master_from_weights(); }
 
-GradientPieces Engine::gradients_to_host() {
-  torch::NoGradGuard no_grad;
-  // Stages 2-3 copied each chunk during the backward; stage 1 copies its reduced shard now.
-  for (const auto& piece : runtime_->gradient_pieces())
-    if (piece.grads.data_ptr() != host_grads_.data_ptr())
-      host_grads_.narrow(0, piece.offset, piece.grads.numel()).copy_(piece.grads, /*non_blocking=*/true);
-  if (options_.device.is_cuda()) torch::cuda::synchronize(options_.device.index());  // the CPU reads them next
-  return {{0, host_grads_}};
-}
-
-void Engine::update_shard_from_master() {
-  torch::NoGradGuard no_grad;
-  const torch::Tensor& source = host_weights_.defined() ? host_weights_ : master_;
-  if (source.data_ptr() == runtime_->optimizer_params().data_ptr()) return;  // the kernel wrote it in place
-  // Pinned memory, ordered on the stream before the gathers that read the shard; the host buffer
-  // is next written after the next backward's gradients_to_host() synchronized.
-  runtime_->optimizer_params().copy_(source, /*non_blocking=*/true);
-}
-
-bool Engine::gradients_overflowed(const GradientPieces& pieces) {
-  const auto precision = config_.precision();
-  const bool check = precision == configs::PrecisionMode::kFp16 ||
-                     (precision == configs::PrecisionMode::kBf16 && config_.bf16.check_grad_overflow);
-  // The reduced gradients are sums over ranks: dividing by the world size averages them, as
-  // DeepSpeed's postscale_gradients does, in the same pass as the loss-scale division.
-  const double inv_scale = 1.0 / ((scaler_ ? scaler_->scale() : 1.0) * options_.world_size);
-  bool overflow = false;
-  if (master_.is_cpu()) {
-    for (const auto& piece : pieces) {
-      float* g = piece.grads.data_ptr<float>();
-      const auto n = static_cast<std::size_t>(piece.grads.numel());
-      if (check)
-        overflow = kernels::cpu_unscale_and_check(g, n, static_cast<float>(inv_scale)) || overflow;
-      else if (inv_scale != 1.0)
-        kernels::cpu_scale(g, n, static_cast<float>(inv_scale));
-    }
-    squared_norm_ = std::nullopt;
-  } else {
-    // One reduction serves both: a non-finite value anywhere makes the norm non-finite, and the
-    // norm is what clipping needs. No temporary the size of the gradients; one wait on the GPU.
-    torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> tensors;
-    for (const auto& piece : pieces) tensors.push_back(piece.grads);
-    const auto norms = at::_foreach_norm(tensors, 2, torch::kFloat32);
-    const double norm = tensors.empty() ? 0.0 : torch::stack(norms).norm().item<double>();
-    double squares = norm * norm;
-    if (runtime_->sharded() && options_.world_size > 1)
-      squares = communicator()->all_reduce_scalar(squares, ReduceOp::kSum);
-    overflow = check && !std::isfinite(squares);
-    squared_norm_ = squares * inv_scale * inv_scale;
-    pending_scale_ = inv_scale;  // applied together with the clip coefficient
-    return overflow;
-  }
-  // Each rank saw only its shard: the skip decision must be the same everywhere.
-  if (check && runtime_->sharded() && options_.world_size > 1)
-    overflow = communicator()->all_reduce_scalar(overflow ? 1.0 : 0.0, ReduceOp::kMax) > 0;
-  return overflow;
-}
-
-double Engine::clip_gradients(const GradientPieces& pieces) {
-  double squares = 0;
-  if (squared_norm_) {
-    squares = *squared_norm_;
-  } else {
-    for (const auto& piece : pieces)
-      squares += kernels::cpu_squared_l2_norm(piece.grads.data_ptr<float>(), static_cast<std::size_t>(piece.grads.numel()));
-    // The global norm: sum of the shards' squares (padding is zero), the same on every rank.
-    if (runtime_->sharded() && options_.world_size > 1)
-      squares = communicator()->all_reduce_scalar(squares, ReduceOp::kSum);
-  }
-  const double norm = std::sqrt(squares);
-  const double clip = config_.gradient_clipping;
-  const double coefficient = clip > 0 ? std::min(1.0, kernels::clip_coefficient(norm, clip)) : 1.0;
-  if (master_.is_cpu()) {
-    if (coefficient < 1.0)
-      for (const auto& piece : pieces)
-        kernels::cpu_scale(piece.grads.data_ptr<float>(), static_cast<std::size_t>(piece.grads.numel()),
-                           static_cast<float>(coefficient));
-  } else {
-    // The fused kernels multiply each gradient by this factor as they read it (fp32), so the
-    // unscale and the clip cost no pass over the gradients.
-    grad_scale_ = static_cast<float>(pending_scale_ * coefficient);
-  }
-  return norm;
-}
-
-StepOutcome Engine::step() {
-  StepOutcome outcome;
-  outcome.loss_scale = loss_scale();
-  outcome.lr = scheduler_->current_lr();
-  const bool boundary = is_gradient_accumulation_boundary();
-  ++micro_steps_;
-  if (!boundary) return outcome;
-  if (no_sync_depth_ > 0)
-    throw std::logic_error("step() at a gradient accumulation boundary inside no_sync(): DeepSpeed "
-                           "disallows it; leave the no_sync() scope before the boundary step");
-  const profiler::ScopedRange range(profiler::NvtxPhase::kOptimizerStep);
-  timer_start(profiler::timer_names::kStep);
-  const auto start = Clock::now();
-  outcome.boundary = true;
-  const GradientPieces grads = offload_ ? gradients_to_host() : runtime_->gradient_pieces();
-  const bool overflow = gradients_overflowed(grads);
-  if (overflow) {
-    outcome.skipped = true;
-    ++skipped_steps_;
-    outcome.overflow_message = scaler_ ? scaler_->update(true, options_.rank)
-                                       : std::optional<std::string>("[deepspeed] OVERFLOW! Rank " +
-                                                                    std::to_string(options_.rank) +
-                                                                    " Skipping step.");
-    if (outcome.overflow_message) log(*outcome.overflow_message);
-  } else {
-    grad_scale_ = 1.0f;
-    outcome.grad_norm = clip_gradients(grads);
-    optimizer_->step(grads, outcome.lr, scheduler_->current_momentum(), scheduler_->beta2(), grad_scale_);
-    if (separate_shard_) update_shard_from_master();
-    runtime_->after_optimizer_step(kernel_writes_weights_);
-    scheduler_->step();
-    if (scaler_) scaler_->update(false, options_.rank);
-  }
-  zero_grad();
-  ++global_steps_;
-  global_samples_ += train_batch_size();
-  if (auto* comm = communicator()) comm->report_progress(global_steps_);
-  timer_stop(profiler::timer_names::kStep);
-  current_times_.step_ms += ms_since(start);
-  last_times_ = current_times_;
-  if (timers_) {
-    // GPU time between CUDA events (read once per step: the only wait on the device).
-    last_times_.forward_ms = timers_->operator()(profiler::timer_names::kForward).elapsed_ms(true);
-    last_times_.backward_ms = timers_->operator()(profiler::timer_names::kBackward).elapsed_ms(true);
-    last_times_.backward_inner_ms = timers_->operator()(profiler::timer_names::kBackwardInner).elapsed_ms(true);
-    last_times_.backward_allreduce_ms = timers_->operator()(profiler::timer_names::kBackwardReduce).elapsed_ms(true);
-    last_times_.step_ms = timers_->operator()(profiler::timer_names::kStep).elapsed_ms(true);
-  }
-  current_times_ = {};
-  memory_report("Engine after step");
-  return outcome;
-}
+void Engine::place_optimizer_state(const HostOptimizerState& state) { optimizer_->place(state); }
 
 void Engine::restore_counters(std::int64_t global_steps, std::int64_t global_samples, std::int64_t skipped_steps) {
   global_steps_ = global_steps;

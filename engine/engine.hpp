@@ -22,6 +22,8 @@
 #include "engine/loss_scaler.hpp"
 #include "engine/lr_schedules.hpp"
 #include "engine/models/trainable_model.hpp"
+#include "engine/placement/placement_plan.hpp"
+#include "engine/placement/shard_optimizer.hpp"
 #include "engine/zero/zero_runtime.hpp"
 #include "profiler/comms_logger.hpp"
 #include "profiler/step_timers.hpp"
@@ -108,8 +110,11 @@ class Engine {
   const PhaseTimes& last_phase_times() const { return last_times_; }
 
   TrainableModel& module() { return *model_; }
-  FlatOptimizer& optimizer() { return *optimizer_; }
-  const FlatOptimizer& optimizer() const { return *optimizer_; }
+  /// The optimizer of this rank's shard, wherever its state lives (device, host memory, NVMe).
+  ShardOptimizer& optimizer() { return *optimizer_; }
+  const ShardOptimizer& optimizer() const { return *optimizer_; }
+  /// Where each piece of this rank's model state lives: the one placement decision.
+  const PlacementPlan& placement() const { return plan_; }
   LrSchedule& lr_scheduler() { return *scheduler_; }
   /// The ZeRO buffers and collectives of this rank (layout, shards, stage-3 gathering).
   const ZeroRuntime& zero() const { return *runtime_; }
@@ -121,8 +126,9 @@ class Engine {
   Communicator* communicator() const { return options_.communicator.get(); }
   const configs::ResolvedConfig& config() const { return config_; }
   const EngineOptions& options() const { return options_; }
-  /// fp32 master weights of this rank's shard (the model's own buffer in fp32 training at stage 0).
-  const torch::Tensor& master_weights() const { return master_; }
+  /// fp32 master weights of this rank's shard (the model's own buffer in fp32 training at stage 0)
+  /// where one tensor holds them; undefined with NVMe or partial offload (see optimizer_state()).
+  torch::Tensor master_weights() const { return optimizer_->master(); }
   torch::Dtype model_dtype() const { return model_dtype_; }
   /// The loss scaler of fp16 training; null otherwise.
   LossScaler* loss_scaler() { return scaler_.get(); }
@@ -140,6 +146,12 @@ class Engine {
 
   /// Counters restored by load_checkpoint (also used by the checkpoint code).
   void restore_counters(std::int64_t global_steps, std::int64_t global_samples, std::int64_t skipped_steps);
+  /// This rank's fp32 master and optimizer state in host memory, read back from NVMe where they
+  /// are swapped: what a checkpoint saves.
+  HostOptimizerState optimizer_state() const { return optimizer_->materialize(); }
+  /// Puts loaded optimizer state back where the placement keeps it (device, host, NVMe) and the
+  /// 16-bit weights from its master (DeepSpeed's load_from_fp32_weights).
+  void place_optimizer_state(const HostOptimizerState& state);
 
   /// The comms logger of the config's comms_logger block (null without one or with one rank).
   const profiler::CommsLogger* comms_logger() const { return comms_logger_.get(); }
@@ -152,22 +164,38 @@ class Engine {
 
  private:
   friend class NoSyncGuard;
+  // Construction, along its seams.
+  /// Rank and world size from the communicator; throws when it disagrees with the options.
+  void adopt_communicator();
+  /// Throws std::invalid_argument naming the key of what the engine cannot run.
+  void refuse_what_the_engine_cannot_run(const OptimizerSettings& settings) const;
+  /// With an NVMe tier: the I/O backend that works here and this rank as the owner of the I/O.
+  void choose_io_backend();
+  /// What the shard optimizer needs besides the plan.
+  ShardOptimizerOptions shard_optimizer_options() const;
+  /// The tensors Lamb treats as whole (only possible at stage 0 or on one rank).
+  std::vector<TensorSegment> optimizer_segments() const;
+  /// offload_optimizer on a GPU: this rank's share of the host's cores for the CPU step.
+  void share_cores_for_the_cpu_step() const;
+  /// The start lines of offload: what is in host memory or on NVMe and how many threads step it.
+  void log_placement(const OptimizerSettings& settings) const;
   void log(const std::string& line) const;
   void memory_report(const char* where) const;
   void timer_start(const char* name);
   void timer_stop(const char* name);
   void install_comms_logger();
-  bool gradients_overflowed(const GradientPieces& pieces);
-  /// offload_optimizer: the reduced gradients copied into host_grads_, as one piece.
-  GradientPieces gradients_to_host();
-  /// Offload: the updated weights into the runtime's shard (on the device, or the host with offload_param).
-  void update_shard_from_master();
-  double clip_gradients(const GradientPieces& pieces);
-  // checkpoints (engine_checkpoint.cpp): one function per piece, so other state placements
-  // (NVMe offload) hand their piece in the same way
+  /// Unscales the gradients (loss scale and world size) and returns their global squared L2 norm,
+  /// non-finite when any gradient is: host pieces are scaled in place, device ones at the clip.
+  double unscaled_squared_norm(const GradientPieces& pieces);
+  /// Clips to gradient_clipping by the norm of `squares`; returns the norm.
+  double clip_gradients(const GradientPieces& pieces, double squares);
+  // checkpoints (engine_checkpoint.cpp): one function per piece; `held` is this rank's optimizer
+  // state in host memory, wherever the placement keeps it
   checkpoints::SaveDescription checkpoint_description(const std::string& client_state_json) const;
-  checkpoints::FileDigest save_model_states(const std::string& folder, const checkpoints::SaveDescription& d);
-  checkpoints::FileDigest save_optimizer_state(const std::string& folder, const checkpoints::SaveDescription& d);
+  checkpoints::FileDigest save_model_states(const std::string& folder, const checkpoints::SaveDescription& d,
+                                            const HostOptimizerState& held);
+  checkpoints::FileDigest save_optimizer_state(const std::string& folder, const checkpoints::SaveDescription& d,
+                                               const HostOptimizerState& held);
   void load_optimizer_state(const checkpoints::DeepSpeedCheckpoint& checkpoint);
   void zero_grad();
 
@@ -176,13 +204,9 @@ class Engine {
   EngineOptions options_;
   torch::Dtype model_dtype_ = torch::kFloat32;
   std::optional<torch::Dtype> autocast_dtype_;
+  PlacementPlan plan_;
   std::unique_ptr<ZeroRuntime> runtime_;
-  torch::Tensor master_;
-  bool offload_ = false;                     ///< offload_optimizer: master and state on the host
-  bool separate_shard_ = false;              ///< offload: the runtime gathers from a 16-bit shard, not the master
-  bool kernel_writes_weights_ = false;       ///< the optimizer kernel writes the 16-bit weights the model uses
-  torch::Tensor host_grads_, host_weights_;  ///< offload: pinned fp32 gradients, 16-bit updated weights
-  std::unique_ptr<FlatOptimizer> optimizer_;
+  std::unique_ptr<ShardOptimizer> optimizer_;
   std::unique_ptr<LrSchedule> scheduler_;
   std::unique_ptr<LossScaler> scaler_;
   std::int64_t micro_steps_ = 0, global_steps_ = 0, global_samples_ = 0, skipped_steps_ = 0;
@@ -191,9 +215,8 @@ class Engine {
   std::unique_ptr<profiler::CommsLogger> comms_logger_;  ///< the comms_logger block
   std::vector<sessions::CommRecord> comm_records_;       ///< collectives not yet sent to the session
   std::mutex comm_mutex_;
-  std::optional<double> squared_norm_;  ///< GPU: the unscaled squared norm found by the overflow check
-  double pending_scale_ = 1.0;          ///< GPU: the unscale factor clip_gradients() folds in
-  float grad_scale_ = 1.0f;             ///< GPU: unscale x clip coefficient, applied by the optimizer kernels
+  double device_unscale_ = 1.0;    ///< the unscale factor of the device pieces, folded in by clip_gradients()
+  float device_grad_scale_ = 1.0f;  ///< device pieces: unscale x clip coefficient, applied by the optimizer kernels
   PhaseTimes current_times_, last_times_;
 };
 
@@ -201,7 +224,7 @@ class Engine {
 /// data is given: micro-batches of the config's size, this rank's share) and the scheduler.
 struct InitializeResult {
   std::shared_ptr<Engine> engine;
-  FlatOptimizer* optimizer = nullptr;
+  ShardOptimizer* optimizer = nullptr;
   std::shared_ptr<ShardedDataLoader> training_dataloader;
   LrSchedule* lr_scheduler = nullptr;
 };

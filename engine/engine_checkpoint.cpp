@@ -176,7 +176,8 @@ ck::SaveDescription Engine::checkpoint_description(const std::string& client_sta
   return d;
 }
 
-ck::FileDigest Engine::save_model_states(const std::string& folder, const ck::SaveDescription& d) {
+ck::FileDigest Engine::save_model_states(const std::string& folder, const ck::SaveDescription& d,
+                                         const HostOptimizerState& held) {
   std::vector<torch::Tensor> keep;
   std::vector<const void*> weights;
   if (d.zero_stage < 3)
@@ -193,14 +194,15 @@ ck::FileDigest Engine::save_model_states(const std::string& folder, const ck::Sa
       keep.push_back(out);
       return out.data_ptr<float>();
     };
-    whole.master = canonical(master_);
-    for (const auto& [name, buffer] : optimizer_->state()) whole.states.emplace_back(name, canonical(buffer));
+    whole.master = canonical(held.master);
+    for (const auto& [name, buffer] : held.state) whole.states.emplace_back(name, canonical(buffer));
   }
   const std::string path = (fs::path(folder) / ck::model_states_file_name(d.zero_stage, d.rank)).string();
   return ck::write_model_states(path, d, weights, d.zero_stage == 0 ? &whole : nullptr);
 }
 
-ck::FileDigest Engine::save_optimizer_state(const std::string& folder, const ck::SaveDescription& d) {
+ck::FileDigest Engine::save_optimizer_state(const std::string& folder, const ck::SaveDescription& d,
+                                            const HostOptimizerState& held) {
   // DeepSpeed's partition of this rank, assembled from every rank's engine shard (collective).
   Communicator* comm = communicator();
   const auto runs = ck::optimizer_part_runs(d);
@@ -211,10 +213,10 @@ ck::FileDigest Engine::save_optimizer_state(const std::string& folder, const ck:
     const auto values = cpu_fp32(shard);
     return repartition({{values.data_ptr<float>(), held}}, runs, part, total, comm, device);
   };
-  const torch::Tensor master = to_deepspeed(master_);
+  const torch::Tensor master = to_deepspeed(held.master);
   std::vector<torch::Tensor> keep;
   std::vector<std::pair<std::string, const float*>> states;
-  for (const auto& [name, buffer] : optimizer_->state()) {
+  for (const auto& [name, buffer] : held.state) {
     keep.push_back(to_deepspeed(buffer));
     states.emplace_back(name, keep.back().data_ptr<float>());
   }
@@ -245,9 +247,12 @@ void Engine::save_checkpoint(const std::string& dir, std::optional<std::string> 
   const std::string model_name = ck::model_states_file_name(stage, rank), optim_name = ck::optim_states_file_name(bf16, rank);
   ck::remove_leftover_temporaries(folder, [&](const std::string& name) { return name == model_name || name == optim_name; });
   std::optional<ck::FileDigest> model, optim;
-  if (stage >= 1) optim = save_optimizer_state(folder, d);
+  // This rank's master and state in host memory, wherever the placement keeps them (NVMe-swapped
+  // state is read back), so a checkpoint always holds the whole optimizer state.
+  const HostOptimizerState held = optimizer_state();
+  if (stage >= 1) optim = save_optimizer_state(folder, d, held);
   on_every_rank(comm, "writing the model states", [&] {
-    if (stage == 3 || rank == 0) model = save_model_states(folder, d);
+    if (stage == 3 || rank == 0) model = save_model_states(folder, d, held);
   });
   const auto digests = gather_digests(comm, model, optim);
   on_every_rank(comm, "finishing the save of " + folder, [&] {
@@ -294,7 +299,7 @@ void Engine::load_optimizer_state(const ck::DeepSpeedCheckpoint& checkpoint) {
   }
   for (std::size_t i = 0; i < covered.size(); ++i)
     if (!covered[i]) throw std::runtime_error("checkpoint " + s.folder + " has no parameter '" + zero.slots()[i].name + "'");
-  for (const auto& [name, buffer] : optimizer_->state())
+  for (const auto& [name, initial] : optimizer_state_layout(optimizer_->settings()))
     if (std::find(s.state_names.begin(), s.state_names.end(), name) == s.state_names.end())
       throw std::runtime_error("checkpoint " + s.folder + " holds the optimizer states (" +
                                [&] {
@@ -318,12 +323,13 @@ void Engine::load_optimizer_state(const ck::DeepSpeedCheckpoint& checkpoint) {
   };
   torch::NoGradGuard no_grad;
   // fp32 master first, then the 16-bit weights from it (DeepSpeed's load_from_fp32_weights).
-  master_.copy_(load("fp32"));
-  if (master_.data_ptr() != zero.optimizer_params().data_ptr())  // stage 0 in 16-bit
-    runtime_->optimizer_params().copy_(master_);
-  std::map<std::string, torch::Tensor> state;
-  for (const auto& [name, buffer] : optimizer_->state()) state[name] = load(name);
-  optimizer_->load_state(state, s.optimizer_step);
+  // The placement's stores take them from host memory (an NVMe store writes its swap files).
+  HostOptimizerState loaded;
+  loaded.master = load("fp32").to(torch::kCPU);
+  for (const auto& [name, initial] : optimizer_state_layout(optimizer_->settings()))
+    loaded.state[name] = load(name).to(torch::kCPU);
+  loaded.step_count = s.optimizer_step;
+  place_optimizer_state(loaded);
   runtime_->after_optimizer_step();  // stages 1-2: all-gather the weights; stage 3: re-gather on use
 }
 

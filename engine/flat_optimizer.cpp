@@ -1,4 +1,5 @@
 #include "engine/flat_optimizer.hpp"
+#include "engine/flat_optimizer_internal.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -112,47 +113,41 @@ OptimizerSettings optimizer_settings_from_config(const configs::OptimizerConfig&
   return s;
 }
 
-FlatOptimizer::FlatOptimizer(const OptimizerSettings& settings, torch::Tensor master, torch::Tensor model_copy,
-                             std::vector<TensorSegment> segments)
-    : settings_(settings), master_(std::move(master)), model_copy_(std::move(model_copy)), segments_(std::move(segments)) {
-  TORCH_CHECK(master_.scalar_type() == torch::kFloat32 && master_.is_contiguous(),
-              "the optimizer's master buffer must be contiguous fp32");
-  const auto zeros = [&] { return torch::zeros_like(master_); };
-  switch (settings_.algorithm) {
+std::vector<std::pair<std::string, double>> optimizer_state_layout(const OptimizerSettings& settings) {
+  switch (settings.algorithm) {
     case OptimizerAlgorithm::kAdam:
     case OptimizerAlgorithm::kAdamW:
-    case OptimizerAlgorithm::kLamb:
-      state_["exp_avg"] = zeros();
-      state_["exp_avg_sq"] = zeros();
-      break;
-    case OptimizerAlgorithm::kLion: state_["exp_avg"] = zeros(); break;
-    case OptimizerAlgorithm::kAdagrad:
-      state_["sum"] = torch::full_like(master_, settings_.initial_accumulator_value);
-      break;
+    case OptimizerAlgorithm::kLamb: return {{"exp_avg", 0.0}, {"exp_avg_sq", 0.0}};
+    case OptimizerAlgorithm::kLion: return {{"exp_avg", 0.0}};
+    case OptimizerAlgorithm::kAdagrad: return {{"sum", settings.initial_accumulator_value}};
     case OptimizerAlgorithm::kSgd:
-      if (settings_.momentum > 0) state_["momentum_buffer"] = zeros();
-      break;
+      if (settings.momentum > 0) return {{"momentum_buffer", 0.0}};
+      return {};
   }
-  if (segments_.empty()) segments_.push_back({0, master_.numel()});
+  return {};
 }
 
-bool FlatOptimizer::kernels_available() const {
-  if (master_.is_cpu()) return true;
-#ifdef SHARDSCOPE_ENGINE_CUDA_KERNELS
-  return master_.is_cuda();
-#else
-  return false;
-#endif
+FlatOptimizer::FlatOptimizer(const OptimizerSettings& settings, torch::Tensor master, torch::Tensor model_copy,
+                             std::vector<TensorSegment> segments)
+    : settings_(settings) {
+  TORCH_CHECK(master.scalar_type() == torch::kFloat32 && master.is_contiguous(),
+              "the optimizer's master buffer must be contiguous fp32");
+  for (const auto& [name, initial] : optimizer_state_layout(settings_))
+    buffers_.state[name] = torch::full_like(master, initial);
+  if (segments.empty()) segments.push_back({0, master.numel()});
+  buffers_.master = std::move(master);
+  buffers_.model_copy = std::move(model_copy);
+  buffers_.segments = std::move(segments);
 }
 
 std::int64_t FlatOptimizer::state_bytes() const {
   std::int64_t bytes = 0;
-  for (const auto& [name, t] : state_) bytes += t.numel() * static_cast<std::int64_t>(t.element_size());
+  for (const auto& [name, t] : buffers_.state) bytes += t.numel() * static_cast<std::int64_t>(t.element_size());
   return bytes;
 }
 
 void FlatOptimizer::load_state(const std::map<std::string, torch::Tensor>& state, std::int64_t step_count) {
-  for (auto& [name, buffer] : state_) {
+  for (auto& [name, buffer] : buffers_.state) {
     auto it = state.find(name);
     TORCH_CHECK(it != state.end(), "optimizer state '", name, "' is missing from the checkpoint");
     TORCH_CHECK(it->second.numel() == buffer.numel(), "optimizer state '", name, "' has ",
@@ -165,60 +160,79 @@ void FlatOptimizer::load_state(const std::map<std::string, torch::Tensor>& state
 
 void FlatOptimizer::step(const GradientPieces& grads, double lr, std::optional<double> beta1,
                          std::optional<double> beta2, float grad_scale) {
+  ++step_count_;
+  const StepArgs args{lr, beta1.value_or(settings_.beta1), beta2.value_or(settings_.beta2), step_count_, grad_scale};
+  apply_optimizer_step(settings_, buffers_, grads, args, backend_, lamb_workspace_);
+}
+
+namespace {
+
+// Whether kernels/ has this buffer's device (CPU always; CUDA when built with it).
+bool kernels_available(const torch::Tensor& master) {
+  if (master.is_cpu()) return true;
+#ifdef SHARDSCOPE_ENGINE_CUDA_KERNELS
+  return master.is_cuda();
+#else
+  return false;
+#endif
+}
+
+void check_step(const OptimizerBuffers& b, const GradientPieces& grads, float grad_scale) {
   TORCH_CHECK(std::isfinite(grad_scale), "optimizer step: the gradient scale is ", grad_scale,
               "; an overflowed step must be skipped, not stepped");
-  grad_scale_ = grad_scale;
   std::int64_t covered = 0;
   for (const auto& piece : grads) {
     TORCH_CHECK(piece.grads.defined() && piece.grads.is_contiguous() && piece.offset >= 0 &&
-                    piece.offset + piece.grads.numel() <= master_.numel(),
+                    piece.offset + piece.grads.numel() <= b.master.numel(),
                 "optimizer step: a gradient piece at ", piece.offset, " is undefined, not contiguous or outside the ",
-                master_.numel(), "-element master");
-    TORCH_CHECK(piece.grads.device() == master_.device(), "optimizer step: gradients on ", piece.grads.device(),
-                ", master on ", master_.device());
+                b.master.numel(), "-element master");
+    TORCH_CHECK(piece.grads.device() == b.master.device(), "optimizer step: gradients on ", piece.grads.device(),
+                ", master on ", b.master.device());
     covered += piece.grads.numel();
   }
-  TORCH_CHECK(covered == master_.numel(), "optimizer step: the gradient pieces cover ", covered, " of ",
-              master_.numel(), " elements");
-  ++step_count_;
-  const double b1 = beta1.value_or(settings_.beta1), b2 = beta2.value_or(settings_.beta2);
-  if (backend_ == Backend::kKernels && kernels_available())
-    step_kernels(grads, lr, b1, b2);
-  else
-    step_torch(grads, lr, b1, b2);
+  TORCH_CHECK(covered == b.master.numel(), "optimizer step: the gradient pieces cover ", covered, " of ",
+              b.master.numel(), " elements");
 }
 
-const GradientPiece& FlatOptimizer::piece_of(const GradientPieces& grads, const TensorSegment& seg) const {
+}  // namespace
+
+const GradientPiece& gradient_piece_holding(const GradientPieces& grads, const TensorSegment& seg) {
   for (const auto& piece : grads)
     if (seg.offset >= piece.offset && seg.offset + seg.numel <= piece.offset + piece.grads.numel()) return piece;
   TORCH_CHECK(false, "optimizer step: no gradient piece holds the tensor at ", seg.offset, " (", seg.numel,
               " elements) whole");
 }
 
-kernels::FlatParams FlatOptimizer::flat_view(const TensorSegment& seg, const GradientPiece& piece) const {
+namespace {
+
+// The kernels' view of master elements `segment`, whose gradients are in `piece`.
+kernels::FlatParams flat_view(const OptimizerBuffers& b, const TensorSegment& seg, const GradientPiece& piece,
+                              float grad_scale) {
   kernels::FlatParams flat;
-  flat.params = master_.data_ptr<float>() + seg.offset;
+  flat.params = b.master.data_ptr<float>() + seg.offset;
   const auto& g = piece.grads;
   flat.grads = {static_cast<const char*>(g.data_ptr()) + (seg.offset - piece.offset) * g.element_size(),
-                kernel_dtype(g.scalar_type()), grad_scale_};
-  if (model_copy_.defined())
-    flat.copy = {static_cast<char*>(model_copy_.data_ptr()) + seg.offset * model_copy_.element_size(),
-                 kernel_dtype(model_copy_.scalar_type())};
+                kernel_dtype(g.scalar_type()), grad_scale};
+  if (b.model_copy.defined())
+    flat.copy = {static_cast<char*>(b.model_copy.data_ptr()) + seg.offset * b.model_copy.element_size(),
+                 kernel_dtype(b.model_copy.scalar_type())};
   flat.count = static_cast<std::size_t>(seg.numel);
   return flat;
 }
 
 // One call per algorithm and gradient piece; on a CUDA buffer the same options go to the fused
 // CUDA kernel on the current stream, on the CPU to the vectorised OpenMP kernel.
-void FlatOptimizer::step_kernels(const GradientPieces& grads, double lr, double beta1, double beta2) {
-  const auto state_at = [this](const char* name, std::int64_t offset) -> float* {
-    auto it = state_.find(name);
-    return it == state_.end() ? nullptr : it->second.data_ptr<float>() + offset;
+void step_kernels(const OptimizerSettings& s, const OptimizerBuffers& b, const GradientPieces& grads,
+                  const StepArgs& args, torch::Tensor& lamb_workspace) {
+  const double lr = args.lr, beta1 = args.beta1, beta2 = args.beta2;
+  const std::int64_t step_count = args.step;
+  const auto state_at = [&b](const char* name, std::int64_t offset) -> float* {
+    auto it = b.state.find(name);
+    return it == b.state.end() ? nullptr : it->second.data_ptr<float>() + offset;
   };
-  const auto& s = settings_;
 #ifdef SHARDSCOPE_ENGINE_CUDA_KERNELS
-  const bool cuda = master_.is_cuda();
-  cudaStream_t stream = cuda ? c10::cuda::getCurrentCUDAStream(master_.device().index()).stream() : nullptr;
+  const bool cuda = b.master.is_cuda();
+  cudaStream_t stream = cuda ? c10::cuda::getCurrentCUDAStream(b.master.device().index()).stream() : nullptr;
 #define SHARDSCOPE_OPTIMIZER_CALL(family, ...) \
   (cuda ? kernels::cuda_##family##_step(__VA_ARGS__, stream) : kernels::cpu_##family##_step(__VA_ARGS__))
 #else
@@ -227,54 +241,66 @@ void FlatOptimizer::step_kernels(const GradientPieces& grads, double lr, double 
   if (s.algorithm == OptimizerAlgorithm::kLamb) {
     const kernels::LambOptions o{lr, beta1, beta2, s.eps, s.weight_decay, s.max_coeff, s.min_coeff,
                                  s.bias_correction, false};
-    for (const auto& seg : segments_) {  // FusedLamb's trust ratio is per parameter tensor
+    for (const auto& seg : b.segments) {  // FusedLamb's trust ratio is per parameter tensor
       const kernels::LambState st{state_at("exp_avg", seg.offset), state_at("exp_avg_sq", seg.offset)};
-      const kernels::FlatParams view = flat_view(seg, piece_of(grads, seg));
+      const kernels::FlatParams view = flat_view(b, seg, gradient_piece_holding(grads, seg), args.grad_scale);
 #ifdef SHARDSCOPE_ENGINE_CUDA_KERNELS
       if (cuda) {
-        if (!lamb_workspace_.defined())
-          lamb_workspace_ = torch::empty({static_cast<std::int64_t>(kernels::cuda_lamb_workspace_doubles())},
-                                         master_.options().dtype(torch::kFloat64));
-        kernels::cuda_lamb_step(o, view, st, step_count_, lamb_workspace_.data_ptr<double>(), stream);
+        if (!lamb_workspace.defined())
+          lamb_workspace = torch::empty({static_cast<std::int64_t>(kernels::cuda_lamb_workspace_doubles())},
+                                        b.master.options().dtype(torch::kFloat64));
+        kernels::cuda_lamb_step(o, view, st, step_count, lamb_workspace.data_ptr<double>(), stream);
         continue;
       }
 #endif
-      kernels::cpu_lamb_step(o, view, st, step_count_);
+      kernels::cpu_lamb_step(o, view, st, step_count);
     }
     return;
   }
   // The other algorithms are elementwise: each piece is stepped on its own.
   for (const auto& piece : grads) {
     const std::int64_t at = piece.offset;
-    const kernels::FlatParams view = flat_view({at, piece.grads.numel()}, piece);
+    const kernels::FlatParams view = flat_view(b, {at, piece.grads.numel()}, piece, args.grad_scale);
     switch (s.algorithm) {
       case OptimizerAlgorithm::kAdam:
       case OptimizerAlgorithm::kAdamW: {
         const kernels::AdamOptions o{lr, beta1, beta2, s.eps, s.weight_decay,
                                      s.algorithm == OptimizerAlgorithm::kAdamW, s.bias_correction};
         SHARDSCOPE_OPTIMIZER_CALL(adam, o, view, kernels::AdamState{state_at("exp_avg", at), state_at("exp_avg_sq", at)},
-                                  step_count_);
+                                  step_count);
         break;
       }
       case OptimizerAlgorithm::kLion: {
         const kernels::LionOptions o{lr, beta1, beta2, s.weight_decay};
-        SHARDSCOPE_OPTIMIZER_CALL(lion, o, view, kernels::LionState{state_at("exp_avg", at)}, step_count_);
+        SHARDSCOPE_OPTIMIZER_CALL(lion, o, view, kernels::LionState{state_at("exp_avg", at)}, step_count);
         break;
       }
       case OptimizerAlgorithm::kAdagrad: {
         const kernels::AdagradOptions o{lr, s.lr_decay, s.eps, s.weight_decay};
-        SHARDSCOPE_OPTIMIZER_CALL(adagrad, o, view, kernels::AdagradState{state_at("sum", at)}, step_count_);
+        SHARDSCOPE_OPTIMIZER_CALL(adagrad, o, view, kernels::AdagradState{state_at("sum", at)}, step_count);
         break;
       }
       case OptimizerAlgorithm::kSgd: {
         const kernels::SgdOptions o{lr, s.momentum, s.dampening, s.weight_decay, s.nesterov};
-        SHARDSCOPE_OPTIMIZER_CALL(sgd, o, view, kernels::SgdState{state_at("momentum_buffer", at)}, step_count_);
+        SHARDSCOPE_OPTIMIZER_CALL(sgd, o, view, kernels::SgdState{state_at("momentum_buffer", at)}, step_count);
         break;
       }
       case OptimizerAlgorithm::kLamb: break;  // above
     }
   }
 #undef SHARDSCOPE_OPTIMIZER_CALL
+}
+
+}  // namespace
+
+void apply_optimizer_step(const OptimizerSettings& settings, const OptimizerBuffers& buffers,
+                          const GradientPieces& grads, const StepArgs& args, OptimizerBackend backend,
+                          torch::Tensor& lamb_workspace) {
+  check_step(buffers, grads, args.grad_scale);
+  if (backend == OptimizerBackend::kKernels && kernels_available(buffers.master))
+    step_kernels(settings, buffers, grads, args, lamb_workspace);
+  else
+    step_tensor_ops(settings, buffers, grads, args);
 }
 
 }  // namespace shardscope::engine

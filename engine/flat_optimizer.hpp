@@ -43,6 +43,37 @@ struct TensorSegment {
   std::int64_t numel = 0;
 };
 
+/// The buffers one optimizer step works on, owned elsewhere: FlatOptimizer's own, or the pinned
+/// buffers a sub-group of NVMe-swapped state was read into.
+struct OptimizerBuffers {
+  torch::Tensor master;                        ///< fp32, updated in place
+  torch::Tensor model_copy;                    ///< 16-bit copy written in the same pass; may be undefined
+  std::map<std::string, torch::Tensor> state;  ///< "exp_avg", ... each of master's length
+  std::vector<TensorSegment> segments;         ///< Lamb's tensors, offsets within master
+};
+
+/// How a step computes: the fused kernels of kernels/ (the default), or plain tensor operations
+/// (any device; the tests' independent reference).
+enum class OptimizerBackend { kKernels, kTensorOps };
+
+/// The state buffers `settings`' algorithm keeps, in order, with the value each starts from
+/// (Adagrad's sum starts at initial_accumulator_value, everything else at 0).
+std::vector<std::pair<std::string, double>> optimizer_state_layout(const OptimizerSettings& settings);
+
+/// The hyperparameters of one optimizer step.
+struct StepArgs {
+  double lr = 0, beta1 = 0, beta2 = 0;
+  std::int64_t step = 0;    ///< counts from 1
+  float grad_scale = 1.0f;  ///< every gradient is multiplied by it (fp32) as it is read: unscale x clip
+};
+
+/// One step of `settings`' algorithm over `buffers` from `grads`, pieces whose offsets are
+/// relative to buffers.master and that together cover it. `lamb_workspace` holds the CUDA Lamb
+/// kernel's scratch between calls. Throws when args.grad_scale is not finite.
+void apply_optimizer_step(const OptimizerSettings& settings, const OptimizerBuffers& buffers,
+                          const GradientPieces& grads, const StepArgs& args, OptimizerBackend backend,
+                          torch::Tensor& lamb_workspace);
+
 class FlatOptimizer {
  public:
   /// `master` is the fp32 buffer updated in place; `model_copy` (undefined for fp32 training) the
@@ -50,9 +81,7 @@ class FlatOptimizer {
   FlatOptimizer(const OptimizerSettings& settings, torch::Tensor master, torch::Tensor model_copy,
                 std::vector<TensorSegment> segments);
 
-  /// How step() computes: the fused kernels of kernels/ (the default), or plain tensor operations
-  /// (any device; the tests' independent reference).
-  enum class Backend { kKernels, kTensorOps };
+  using Backend = OptimizerBackend;
   void set_backend(Backend backend) { backend_ = backend; }
 
   /// One optimizer step with learning rate `lr` (and beta1 when a schedule cycles momentum) from
@@ -63,29 +92,21 @@ class FlatOptimizer {
             std::optional<double> beta2 = std::nullopt, float grad_scale = 1.0f);
 
   std::int64_t step_count() const { return step_count_; }
+  /// Steps taken so far (the next step() is step count + 1); for a caller that counts them itself.
+  void set_step_count(std::int64_t steps) { step_count_ = steps; }
   const OptimizerSettings& settings() const { return settings_; }
   /// The state buffers by name ("exp_avg", "exp_avg_sq", "sum", "momentum_buffer").
-  const std::map<std::string, torch::Tensor>& state() const { return state_; }
+  const std::map<std::string, torch::Tensor>& state() const { return buffers_.state; }
+  /// The fp32 master the optimizer updates.
+  const torch::Tensor& master() const { return buffers_.master; }
   /// Bytes held by the optimizer state (for the memory report and the ZeRO-1 check).
   std::int64_t state_bytes() const;
   /// Restores buffers saved from state() (same names, same lengths) and the step count.
   void load_state(const std::map<std::string, torch::Tensor>& state, std::int64_t step_count);
 
  private:
-  void step_kernels(const GradientPieces& grads, double lr, double beta1, double beta2);
-  void step_torch(const GradientPieces& grads, double lr, double beta1, double beta2);
-  float grad_scale_ = 1.0f;  ///< the current step's gradient factor (see step())
-  /// Whether kernels/ has this buffer's device (CPU always; CUDA when built with it).
-  bool kernels_available() const;
-  /// The kernels' view of master elements `segment`, whose gradients are in `piece`.
-  kernels::FlatParams flat_view(const TensorSegment& segment, const GradientPiece& piece) const;
-  /// The piece holding all of `segment`; throws when none does.
-  const GradientPiece& piece_of(const GradientPieces& grads, const TensorSegment& segment) const;
-
   OptimizerSettings settings_;
-  torch::Tensor master_, model_copy_;
-  std::vector<TensorSegment> segments_;
-  std::map<std::string, torch::Tensor> state_;
+  OptimizerBuffers buffers_;
   std::int64_t step_count_ = 0;
   Backend backend_ = Backend::kKernels;
   torch::Tensor lamb_workspace_;  ///< the CUDA Lamb kernel's reduction scratch

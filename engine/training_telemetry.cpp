@@ -65,20 +65,15 @@ MemorySample sample_memory(const Engine& engine) {
     return m;
   }
 #endif
-  const auto bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<std::int64_t>(t.element_size()) : 0; };
-  // Tensor bytes this rank holds: full weights and gradients (stages 0-2, 0-1), the 16-bit shard,
-  // the fp32 master and gradients of the shard, and the optimizer state.
-  const auto same = [](const torch::Tensor& a, const torch::Tensor& b) {
-    return a.defined() && b.defined() && a.data_ptr() == b.data_ptr();
-  };
+  // Tensor bytes this rank holds, each storage once: full weights and gradients (stages 0-2, 0-1),
+  // the shard, the master, the optimizer state and buffers, the gradients of the shard.
   const auto& zero = engine.zero();
-  m.allocated = bytes(zero.full_params()) + bytes(zero.full_grads()) + engine.optimizer().state_bytes();
-  if (zero.stage() >= 1 && !same(zero.optimizer_params(), engine.master_weights()))
-    m.allocated += bytes(zero.optimizer_params());
-  for (const auto& piece : zero.gradient_pieces())
-    if (!same(piece.grads, zero.full_grads())) m.allocated += bytes(piece.grads);
-  if (!same(engine.master_weights(), zero.optimizer_params())) m.allocated += bytes(engine.master_weights());
-  if (zero.stage() == 3) m.allocated += bytes(zero.kernel_weight_copy());  // one rank's persistent 16-bit weights
+  // kernel_weight_copy(): stage 3 on one rank keeps persistent 16-bit weights beside the master.
+  std::vector<torch::Tensor> held{zero.full_params(), zero.full_grads(), zero.kernel_weight_copy()};
+  zero.shard().collect_memory(held);
+  engine.optimizer().collect_memory(held);
+  for (const auto& piece : zero.gradient_pieces()) held.push_back(piece.grads);
+  m.allocated = unique_storage_bytes(held);
   m.reserved = m.allocated;
   m.peak = m.allocated;
   return m;

@@ -3,8 +3,10 @@
 #include <dlfcn.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <vector>
 
+#include "aio/backend_probe.hpp"
 #include "kernels/device_query.hpp"
 #include "kernels/kernel_registry.hpp"
 #include "sessions/build_info.hpp"
@@ -97,6 +99,13 @@ sessions::EnvironmentReport collect_environment_report() {
   report.accelerator = collect_accelerator(cuda);
   for (const auto& k : kernels::list_kernels())
     report.kernels.push_back({k.name, k.family, k.compiled_in, k.compatible, k.detail, k.reason});
+  // DeepSpeed's async_io op line, per backend, tried for real (a queue and an O_DIRECT round trip).
+  const char* tmp = std::getenv("TMPDIR");
+  for (const auto backend : aio::all_io_backends()) {
+    const auto probe = aio::probe_io_backend(backend, tmp && *tmp ? tmp : "/tmp");
+    report.kernels.push_back({backend == aio::IoBackend::kLibaio ? "async_io" : "async_io_uring", "io",
+                              probe.compiled_in, probe.works, probe.detail, probe.reason});
+  }
   report.host = sessions::probe_host();
   report.checks = sessions::check_host(report.host);
   return report;

@@ -11,6 +11,8 @@ gpu_prebuilt_try() {
   nvidia_libs=$(ls -d "$torch_lib"/../../nvidia/*/lib 2>/dev/null | tr '\n' ':')
   local libs="$torch_lib:$nvidia_libs/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64"
   LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/shardscope" report > /dev/null 2>&1 || return 1
+  # train loads the engine module (LibTorch): it must be there and load too.
+  LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$dir/shardscope" train --help > /dev/null 2>&1 || return 1
   export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   CLI="$dir/shardscope"
   CUDA_TEST_BINARIES=("$dir/engine_tests_cuda" "$dir/kernels_tests_cuda" "$dir/profiler_tests_cuda")

@@ -36,6 +36,7 @@ int run_validate_command(const CommandArgs& args);
 int run_sessions_command(const CommandArgs& args);
 int run_watch_command(const CommandArgs& args);
 int run_ckpt_command(const CommandArgs& args);
+int run_bench_command(const CommandArgs& args);
 // In the engine module:
 int run_train_command(const CommandArgs& args);
 int run_launch_command(const CommandArgs& args);

@@ -27,6 +27,8 @@ const std::vector<Command>& all_commands() {
        Needs::kNothing, run_watch_command},
       {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)",
        Needs::kNothing, run_ckpt_command},
+      {"bench", "benchmarks: io (O_DIRECT read/write GB/s over an aio sweep beside fio, the ds_io counterpart)",
+       Needs::kNothing, run_bench_command},
   };
   return commands;
 }

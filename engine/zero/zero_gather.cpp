@@ -100,7 +100,20 @@ void ZeroRuntime::release(int g, bool force) {
   ++gather_stats_.releases;
 }
 
+// DeepSpeed's parameter coordinator swaps in the partitions of the layers it will fetch next,
+// as many as the free swap buffers allow; the reads then run while this layer computes.
+void ZeroRuntime::read_ahead(std::size_t layer_index, bool backward) {
+  const auto n = static_cast<std::ptrdiff_t>(layer_groups_.size());
+  for (std::ptrdiff_t j = static_cast<std::ptrdiff_t>(layer_index) + (backward ? -1 : 1); j >= 0 && j < n;
+       j += backward ? -1 : 1) {
+    const int g = layer_groups_[static_cast<std::size_t>(j)];
+    if (g < 0 || groups_[g].status != GatherStatus::kReleased) continue;
+    if (!shard_->prefetch(g)) break;
+  }
+}
+
 void ZeroRuntime::prefetch(std::size_t layer_index, bool backward) {
+  if (shard_->tier() == Tier::kNvme) read_ahead(layer_index, backward);
   std::int64_t budget = settings_.prefetch_bucket_size;
   const auto n = static_cast<std::ptrdiff_t>(layer_groups_.size());
   for (std::ptrdiff_t j = static_cast<std::ptrdiff_t>(layer_index) + (backward ? -1 : 1); j >= 0 && j < n;

@@ -47,18 +47,15 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
   const bool broadcast = comm_ && world > 1;
   if (flat_ && broadcast) comm_->broadcast(flat_->params(), 0, "initial weights").wait();
   if (settings_.stage == 0) {
-    optimizer_params_ = flat_->params();
+    shard_ = make_resident_param_shard(flat_->params(), Tier::kDevice, *layout_);
     // bf16 on a GPU: the optimizer reads the bf16 gradients directly (the CUDA kernels take any
     // gradient dtype), so no fp32 copy of the whole gradient exists. fp16 keeps the fp32 copy:
     // unscaling in fp16 would flush small gradients to zero.
     const bool direct = dtype_ == torch::kFloat32 || (dtype_ == torch::kBFloat16 && device_.is_cuda());
     fp32_grads_ = direct ? flat_->grads() : torch::zeros({layout_->padded_numel()}, fp32);
   } else {
-    TORCH_CHECK(!settings_.offload_param || settings_.stage == 3, "offload_param needs ZeRO stage 3");
-    const auto shard_options = settings_.offload_param
-                                   ? options.device(torch::kCPU).pinned_memory(device_.is_cuda() && settings_.pin_memory)
-                                   : options;
-    optimizer_params_ = torch::zeros({layout_->shard_numel()}, shard_options);
+    TORCH_CHECK(settings_.param_tier == Tier::kDevice || settings_.stage == 3, "offload_param needs ZeRO stage 3");
+    shard_ = make_shard();
     for (const auto& g : layout_->groups()) {
       const auto chunk = g.chunk(world);
       torch::Tensor whole;
@@ -66,7 +63,7 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
         if (auto kept = take_partitioned_chunk(slots_[g.slots.front()].param, world)) {
           TORCH_CHECK(kept->numel() == chunk, "partitioned chunk of '", g.name, "' has ", kept->numel(),
                       " elements, the layout expects ", chunk);
-          optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(*kept);
+          shard_->write(g.shard_offset, *kept, /*non_blocking=*/false);
           continue;
         }
       }
@@ -79,8 +76,9 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
               .copy_(slots_[slot].param.detach().reshape({-1}));
         if (broadcast) comm_->broadcast(whole, 0, "initial " + g.name).wait();
       }
-      optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
+      shard_->write(g.shard_offset, whole.narrow(0, chunk * me, chunk), /*non_blocking=*/false);
     }
+    shard_->flush();
     if (settings_.stage == 1) {
       // One rank: the reduced shard is the flat gradient buffer itself (a reduce-scatter over one
       // rank is the identity). The optimizer reads it as it is in fp32 training, with offload
@@ -104,45 +102,78 @@ ZeroRuntime::~ZeroRuntime() {
   for (auto& slot : slots_) torch::autograd::impl::set_post_acc_grad_hooks(slot.param, nullptr);
 }
 
+std::unique_ptr<ParamShard> ZeroRuntime::make_shard() const {
+  const auto numel = layout_->shard_numel();
+  const auto options = torch::TensorOptions().dtype(dtype_).device(device_);
+  switch (settings_.param_tier) {
+    case Tier::kDevice: return make_resident_param_shard(torch::zeros({numel}, options), Tier::kDevice, *layout_);
+    case Tier::kHost:
+      return make_resident_param_shard(
+          torch::zeros({numel}, options.device(torch::kCPU).pinned_memory(device_.is_cuda() && settings_.pin_params)),
+          Tier::kHost, *layout_);
+    case Tier::kNvme: {
+      TORCH_CHECK(settings_.param_swap, "offload_param nvme needs its swap settings");
+      NvmeParamShardOptions o;
+      o.swap = *settings_.param_swap;
+      o.aio = settings_.aio;
+      o.rank = rank();
+      o.world_size = world_size();
+      o.dtype = dtype_;
+      o.pinned = device_.is_cuda() && settings_.pin_params;
+      return make_nvme_param_shard(*layout_, o);
+    }
+  }
+  return nullptr;
+}
+
 void ZeroRuntime::adopt_master(torch::Tensor master) {
   TORCH_CHECK(settings_.stage >= 1 && master.numel() == layout_->shard_numel(),
               "adopt_master: needs stage >= 1 and a shard of ", layout_->shard_numel(), " elements");
   // Stage 3 on one rank: the 16-bit shard is the whole model. It stays, the optimizer kernel writes
   // it in the same pass as the master, and a gather binds views of it: no copy and no cast per
   // gather, as DeepSpeed's stage 3 keeps its 16-bit partition (ds_tensor) beside the fp32 master.
-  if (settings_.stage == 3 && world_size() == 1 && !settings_.offload_param &&
-      optimizer_params_.scalar_type() != torch::kFloat32 && master.scalar_type() == torch::kFloat32)
-    weights16_ = optimizer_params_;
-  optimizer_params_ = std::move(master);
+  const torch::Tensor& old = shard_->resident();
+  if (settings_.stage == 3 && world_size() == 1 && settings_.param_tier == Tier::kDevice && old.defined() &&
+      old.scalar_type() != torch::kFloat32 && master.scalar_type() == torch::kFloat32)
+    weights16_ = old;
+  shard_ = make_resident_param_shard(std::move(master), Tier::kDevice, *layout_);
 }
 
 torch::Tensor ZeroRuntime::kernel_weight_copy() const {
-  if (dtype_ == torch::kFloat32 || settings_.offload_optimizer || settings_.offload_param) return {};
+  if (dtype_ == torch::kFloat32 || settings_.offload_optimizer || settings_.param_tier != Tier::kDevice) return {};
   if (settings_.stage == 0) return flat_->params();
   if (world_size() > 1) return {};
   return settings_.stage == 3 ? weights16_ : flat_->params();
 }
 
-torch::Tensor ZeroRuntime::shard_chunk(int g) const {
-  const auto& group = layout_->groups()[g];
-  auto chunk = optimizer_params_.narrow(0, group.shard_offset, group.chunk(world_size()));
-  if (chunk.device() != device_)  // offload_param: to the device on the current stream, then gathered
-    return chunk.to(device_, dtype_, /*non_blocking=*/true);
-  return chunk.scalar_type() == dtype_ ? chunk : chunk.to(dtype_);
-}
+torch::Tensor ZeroRuntime::shard_chunk(int g) const { return shard_->gather_source(g, device_, dtype_); }
 
-void ZeroRuntime::offload_gradients_to(torch::Tensor host) {
-  TORCH_CHECK(settings_.stage >= 2 && host.numel() == layout_->shard_numel() && host.scalar_type() == torch::kFloat32,
-              "offload_gradients_to: needs stage 2-3 and an fp32 buffer of ", layout_->shard_numel(), " elements");
+void ZeroRuntime::offload_gradients_to(torch::Tensor host, std::int64_t offset) {
+  TORCH_CHECK(settings_.stage >= 1 && offset >= 0 && host.numel() == layout_->shard_numel() - offset &&
+                  host.scalar_type() == torch::kFloat32 && host.is_cpu(),
+              "offload_gradients_to: needs stage >= 1 and a host fp32 buffer of the shard's last ",
+              layout_->shard_numel() - offset, " elements");
+  TORCH_CHECK(settings_.stage >= 3 || offset == 0, "offload_gradients_to: partial offload is stage 3 only");
   host_grads_ = std::move(host);
+  host_grads_offset_ = offset;
+  first_host_group_ = static_cast<int>(layout_->groups().size());
+  for (std::size_t g = 0; g < layout_->groups().size(); ++g)
+    if (layout_->groups()[g].shard_offset >= offset) {
+      first_host_group_ = static_cast<int>(g);
+      break;
+    }
 }
 
 GradientPieces ZeroRuntime::gradient_pieces() const {
-  if (settings_.stage <= 1) return {{0, fp32_grads_}};
-  if (grads_on_host_) return {{0, host_grads_}};
+  if (settings_.stage <= 1) {
+    if (grads_on_host_) return {{host_grads_offset_, host_grads_}};
+    return {{0, fp32_grads_}};
+  }
   GradientPieces pieces;
-  for (std::size_t g = 0; g < grad_chunks_.size(); ++g)
+  const std::size_t device_groups = grads_on_host_ ? static_cast<std::size_t>(first_host_group_) : grad_chunks_.size();
+  for (std::size_t g = 0; g < device_groups; ++g)
     if (grad_chunks_[g].defined()) pieces.push_back({layout_->groups()[g].shard_offset, grad_chunks_[g]});
+  if (grads_on_host_) pieces.push_back({host_grads_offset_, host_grads_});
   return pieces;
 }
 
@@ -270,18 +301,20 @@ void ZeroRuntime::accumulate_chunk(int g, const torch::Tensor& reduced) {
   // bf16 on a GPU: the first reduction stays bf16, since the kernels read it as it is and widening
   // it would be exact; a later micro-step's reduction is added in fp32, as before. With offload the
   // chunk goes to the host's fp32 buffer at once.
-  const bool keep16 = reduced.scalar_type() == torch::kBFloat16 && reduced.is_cuda() && !host_grads_.defined();
+  const bool to_host = host_grads_.defined() && g >= first_host_group_;  // the offloaded range
+  const bool keep16 = reduced.scalar_type() == torch::kBFloat16 && reduced.is_cuda() && !to_host;
   if (!grads.defined())
     grads = keep16 ? reduced : reduced.to(torch::kFloat32);  // fp32 training: the output itself, no copy
   else if (grads.scalar_type() != torch::kFloat32)
     grads = grads.to(torch::kFloat32).add_(reduced);
   else
     grads.add_(reduced);
-  if (host_grads_.defined() && boundary_) {
+  if (to_host && boundary_) {
     // Offload: to the host now, while the backward goes on. Freeing the device chunk is safe: the
     // caching allocator reuses it only for work queued after this copy on the stream.
     const auto& group = layout_->groups()[g];
-    host_grads_.narrow(0, group.shard_offset, group.chunk(world_size())).copy_(grads, /*non_blocking=*/true);
+    host_grads_.narrow(0, group.shard_offset - host_grads_offset_, group.chunk(world_size()))
+        .copy_(grads, /*non_blocking=*/true);
     grads = torch::Tensor();
   }
 }
@@ -376,7 +409,9 @@ void ZeroRuntime::end_backward() {
     torch::NoGradGuard no_grad;
     launch_ready_groups();
     wait_for_reductions(0);
-    grads_on_host_ = host_grads_.defined() && boundary_ && settings_.stage >= 2;
+    grads_on_host_ = host_grads_.defined() && boundary_;
+    if (grads_on_host_ && settings_.stage == 1)  // the reduced 16-bit shard, widened as it is copied
+      host_grads_.copy_(reduced_shard_.narrow(0, host_grads_offset_, host_grads_.numel()), /*non_blocking=*/true);
     if (settings_.stage == 0 && fp32_grads_.data_ptr() != flat_->grads().data_ptr())
       fp32_grads_.copy_(flat_->grads());
     if (settings_.stage == 1 && fp32_grads_.data_ptr() != reduced_shard_.data_ptr()) fp32_grads_.copy_(reduced_shard_);
@@ -386,6 +421,7 @@ void ZeroRuntime::end_backward() {
 
 void ZeroRuntime::zero_grads() {
   torch::NoGradGuard no_grad;
+  grads_on_host_ = false;
   if (flat_ && flat_->grads().defined()) {
     // Released rather than zeroed: the next backward's gradients are copied in as they arrive
     // (adopt_fresh_gradient), 4 bytes moved per element where zeroing and then accumulating into
@@ -395,7 +431,6 @@ void ZeroRuntime::zero_grads() {
     fresh_grads_ = true;
   }
   if (settings_.stage >= 2) {
-    grads_on_host_ = false;
     for (auto& grads : grad_chunks_) grads = torch::Tensor();  // freed: no gradient memory until the next backward
     for (auto& slot : slots_) slot.param.mutable_grad().reset();
     return;
@@ -408,9 +443,10 @@ void ZeroRuntime::zero_grads() {
 void ZeroRuntime::after_optimizer_step(bool weights_written) {
   if (settings_.stage == 0) return;
   torch::NoGradGuard no_grad;
+  shard_->flush();  // the gathers below and the next forward's read what the step wrote
   if (settings_.stage == 3) {
     for (std::size_t g = 0; g < groups_.size(); ++g) release(static_cast<int>(g), /*force=*/true);  // stale now
-    if (weights16_.defined() && !weights_written) weights16_.copy_(optimizer_params_);  // e.g. a loaded master
+    if (weights16_.defined() && !weights_written) weights16_.copy_(shard_->resident());  // e.g. a loaded master
     return;
   }
   if (weights_written) return;  // stages 1-2 on one rank: the kernel wrote the full weights
@@ -442,10 +478,11 @@ void ZeroRuntime::scatter_from_gathered(int source_rank) {
     if (comm_ && world > 1) comm_->broadcast(whole, source_rank, "modified " + g.name).wait();
     if (settings_.stage >= 1) {
       const auto chunk = g.chunk(world);
-      optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
+      shard_->write(g.shard_offset, whole.narrow(0, chunk * me, chunk), /*non_blocking=*/false);
       if (weights16_.defined()) weights16_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
     }
   }
+  shard_->flush();
 }
 
 }  // namespace shardscope::engine

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "engine/communicator.hpp"
 #include "engine/flat_parameters.hpp"
 #include "engine/models/trainable_model.hpp"
+#include "engine/placement/param_shard.hpp"
 #include "engine/zero/partition_layout.hpp"
 #include "profiler/nvtx_ranges.hpp"
 
@@ -39,13 +41,17 @@ struct ZeroSettings {
   std::int64_t param_persistence_threshold = 100'000;   ///< stage 3: layers this small stay gathered
   std::int64_t max_live_parameters = 1'000'000'000;     ///< stage 3: gathered elements at most
   std::int64_t max_reuse_distance = 1'000'000'000;      ///< stage 3: keep if reused within this many elements
-  /// offload_optimizer to the CPU: the optimizer reads the gradients from host memory, so stage 1
-  /// keeps no fp32 copy of its reduced shard on the device.
+  /// offload_optimizer (CPU or NVMe): the optimizer reads the gradients from host memory, so
+  /// stage 1 keeps no fp32 copy of its reduced shard on the device.
   bool offload_optimizer = false;
-  /// Stage 3, offload_param to the CPU: this rank's 16-bit shard lives in host memory (pinned with
-  /// `pin_memory` on a GPU) and each gather copies its chunk to the device first.
-  bool offload_param = false;
-  bool pin_memory = true;
+  /// Where this rank's 16-bit shard lives (the placement plan's param_shard): on the device; in
+  /// host memory with offload_param "cpu" (pinned with `pin_params` on a GPU), each gather copying
+  /// its chunk to the device first; on NVMe with offload_param "nvme", each chunk read back ahead
+  /// of its gather.
+  Tier param_tier = Tier::kDevice;
+  bool pin_params = true;
+  std::optional<ParamSwapPlan> param_swap;  ///< param_tier kNvme
+  aio::AioSettings aio;                     ///< param_tier kNvme: the aio block, backend and owner
 };
 
 /// What the stage-3 gatherer did, for tests and the profiler.
@@ -74,8 +80,11 @@ class ZeroRuntime {
 
   /// The weights the optimizer updates: the full 16-bit (or fp32) flat buffer at stage 0; at
   /// stages 1-3 this rank's shard, 16-bit until adopt_master() makes it the fp32 master (on the
-  /// host with offload_param).
-  const torch::Tensor& optimizer_params() const { return optimizer_params_; }
+  /// host with offload_param "cpu"; undefined with "nvme", where only shard() reaches it).
+  const torch::Tensor& optimizer_params() const { return shard_->resident(); }
+  /// The shard the gathers read and the optimizer's update goes to, wherever it lives.
+  ParamShard& shard() { return *shard_; }
+  const ParamShard& shard() const { return *shard_; }
   /// Stages 1-3: makes `master` (this rank's fp32 shard) the source of every gather, dropping the
   /// 16-bit shard; chunks are cast to the model dtype as they are gathered.
   void adopt_master(torch::Tensor master);
@@ -89,11 +98,12 @@ class ZeroRuntime {
   ///             it grows during the backward as activations are freed (as FSDP2's sharded
   ///             gradients do). Pieces of groups not yet reduced are left out.
   GradientPieces gradient_pieces() const;
-  /// Stages 2-3 with offload_optimizer: at the accumulation boundary each group's reduced fp32
-  /// chunk is copied into `host` (this rank's shard, fp32, pinned) as soon as its reduce-scatter
-  /// lands, overlapping the rest of the backward, and its device chunk is freed. gradient_pieces()
-  /// is then that one host piece, valid once the device stream is synchronized.
-  void offload_gradients_to(torch::Tensor host);
+  /// offload_optimizer: the reduced gradients of shard elements [offset, shard end) go to `host`
+  /// (fp32, pinned) at the accumulation boundary. At stages 2-3 each group's chunk is copied as
+  /// soon as its reduce-scatter lands, overlapping the rest of the backward, and its device chunk
+  /// is freed; stage 1 copies its reduced shard when the backward ends. gradient_pieces() then
+  /// ends with that host piece, valid once the device stream is synchronized.
+  void offload_gradients_to(torch::Tensor host, std::int64_t offset);
   /// Stage 0-1: the full flat gradient buffer autograd accumulates into (undefined at 2-3).
   torch::Tensor full_grads() const;
   /// Stage 0-2: the full flat weights (undefined at stage 3).
@@ -163,8 +173,11 @@ class ZeroRuntime {
   torch::Tensor flatten_pieces(int group);
   void wait_one();
   void wait_for_reductions(std::size_t keep_in_flight);
-  /// This rank's chunk of group `g` in the model dtype (cast from the fp32 master when adopted).
+  /// This rank's chunk of group `g` in the model dtype on the device (cast from the fp32 master
+  /// when adopted, copied from host memory, or read back from NVMe).
   torch::Tensor shard_chunk(int group) const;
+  /// The 16-bit shard where settings_.param_tier puts it (stages 1-3).
+  std::unique_ptr<ParamShard> make_shard() const;
   // stage 3 (zero_gather.cpp)
   void install_layer_hooks();
   void ensure_available(int group);
@@ -173,6 +186,8 @@ class ZeroRuntime {
   void issue_gather(int group, bool prefetch, bool private_copy = false);
   void bind(int group);
   void release(int group, bool force);
+  /// offload_param "nvme": starts the reads of the groups after `layer_index` (before it in backward).
+  void read_ahead(std::size_t layer_index, bool backward);
   void before_layer_forward(std::size_t layer_index);
   torch::Tensor after_layer_forward(std::size_t layer_index, torch::Tensor output);
   std::int64_t reuse_distance_after_forward(std::size_t layer_index) const;
@@ -185,15 +200,17 @@ class ZeroRuntime {
   std::vector<ParameterSlot> slots_;
   std::unique_ptr<PartitionLayout> layout_;
   std::unique_ptr<FlatParameters> flat_;  ///< stages 0-2
-  torch::Tensor optimizer_params_;
+  std::unique_ptr<ParamShard> shard_;
   torch::Tensor fp32_grads_, reduced_shard_;  ///< stages 0-1
   std::vector<torch::Tensor> grad_chunks_;    ///< stages 2-3: per group, this rank's reduced chunk (fp32, or bf16 until a second micro-step adds to it)
   std::vector<char> got_grad_;                ///< per slot: a gradient arrived (in this window at 0-1, this backward at 2-3)
   bool fresh_grads_ = false;                  ///< stages 0-1: the .grads are released; the next backward writes fresh ones
   torch::Tensor weights16_;                   ///< stage 3 on one rank: the persistent 16-bit weights gathers bind to
-  torch::Tensor host_grads_;                  ///< stages 2-3, offload: where the boundary's chunks go
+  torch::Tensor host_grads_;                  ///< offload: where the boundary's gradients of the offloaded range go
+  std::int64_t host_grads_offset_ = 0;        ///< the shard element host_grads_ starts at
+  int first_host_group_ = 0;                  ///< the first group whose gradients go to host_grads_
   bool boundary_ = false;                     ///< this backward ends an accumulation window
-  bool grads_on_host_ = false;                ///< every group's chunk of this window went to host_grads_
+  bool grads_on_host_ = false;                ///< the offloaded range's gradients of this window are in host_grads_
   std::vector<GroupState> groups_;
   bool reducing_ = false;
   int next_launch_ = -1;  ///< groups launch in descending order; the next one allowed to go

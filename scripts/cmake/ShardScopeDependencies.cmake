@@ -102,6 +102,27 @@ if(SHARDSCOPE_HAS_CUDA)
   endif()
 endif()
 
+# Asynchronous I/O for NVMe offload and `bench io`: libaio (what DeepSpeed's async_io op uses) and
+# io_uring (liburing), each optional. Without them the build works and NVMe offload refuses to run,
+# naming the package. Headers may come from .deb files unpacked into a sysroot on the GPU machine
+# (scripts/fetch_gpu_debs.sh), hence CMAKE_PREFIX_PATH. libaio is used through its header only (the
+# queue makes its four system calls itself, aio/libaio_queue.cpp); liburing's static archive is
+# preferred, so the binary needs no libaio or liburing at run time (Ubuntu 24.04 renamed
+# libaio.so.1 to .so.1t64).
+set(SHARDSCOPE_HAS_LIBAIO OFF)
+set(SHARDSCOPE_HAS_URING OFF)
+if(NOT SHARDSCOPE_AIO STREQUAL "OFF")
+  find_path(SHARDSCOPE_LIBAIO_INCLUDE_DIR libaio.h)
+  if(SHARDSCOPE_LIBAIO_INCLUDE_DIR)
+    set(SHARDSCOPE_HAS_LIBAIO ON)
+  endif()
+  find_path(SHARDSCOPE_URING_INCLUDE_DIR liburing.h)
+  find_library(SHARDSCOPE_URING_LIBRARY NAMES liburing.a uring)
+  if(SHARDSCOPE_URING_INCLUDE_DIR AND SHARDSCOPE_URING_LIBRARY)
+    set(SHARDSCOPE_HAS_URING ON)
+  endif()
+endif()
+
 # The GUI is optional: the GPU machine has no Qt.
 set(SHARDSCOPE_HAS_GUI OFF)
 if(NOT SHARDSCOPE_GUI STREQUAL "OFF")
@@ -134,6 +155,8 @@ function(shardscope_print_feature_summary)
   shardscope_yes_no(SHARDSCOPE_HAS_NVTX nvtx)
   shardscope_yes_no(SHARDSCOPE_HAS_GUI gui)
   shardscope_yes_no(SHARDSCOPE_TORCH_HAS_CUDA torch_cuda)
+  shardscope_yes_no(SHARDSCOPE_HAS_LIBAIO libaio)
+  shardscope_yes_no(SHARDSCOPE_HAS_URING uring)
   set(cuda_version "")
   if(SHARDSCOPE_HAS_CUDA)
     set(cuda_version " ${CUDAToolkit_VERSION}")
@@ -144,5 +167,5 @@ function(shardscope_print_feature_summary)
   endif()
   message(STATUS "ShardScope ${PROJECT_VERSION}: LibTorch ${Torch_VERSION} (CUDA build: ${torch_cuda}) | "
                  "CUDA${cuda_version}: ${cuda} | NCCL: ${nccl} | CUPTI: ${cupti} | NVTX: ${nvtx} | "
-                 "GUI (Qt ${Qt6_VERSION}): ${gui}${gui_why}")
+                 "async I/O: libaio ${libaio}, io_uring ${uring} | GUI (Qt ${Qt6_VERSION}): ${gui}${gui_why}")
 endfunction()

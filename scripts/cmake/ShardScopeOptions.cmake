@@ -1,6 +1,7 @@
 # Build switches. AUTO means: use it when it is found, say so in the summary, go on without it.
 set(SHARDSCOPE_GUI "AUTO" CACHE STRING "Build shardscope-gui (ON, OFF, AUTO)")
 set(SHARDSCOPE_CUDA "AUTO" CACHE STRING "Compile CUDA kernels and CUPTI/NVTX code (ON, OFF, AUTO)")
+set(SHARDSCOPE_AIO "AUTO" CACHE STRING "libaio / io_uring backends for NVMe offload and bench io (AUTO, OFF)")
 option(SHARDSCOPE_BUILD_TESTS "Build the ctest suite" ON)
 option(SHARDSCOPE_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
 # A separate build directory configured with clang: the libFuzzer targets of tests/fuzz/ over the

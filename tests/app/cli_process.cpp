@@ -38,6 +38,12 @@ std::vector<char*> null_terminated(std::vector<std::string>& strings) {
 }
 
 ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> argv{SHARDSCOPE_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, env);
+}
+
+ProcessResult run_process(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   char out_template[] = "/tmp/shardscope_cli_outXXXXXX";
   char err_template[] = "/tmp/shardscope_cli_errXXXXXX";
   const int out_fd = mkstemp(out_template);
@@ -48,8 +54,7 @@ ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<st
   posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
   posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<std::string> argv_storage{SHARDSCOPE_CLI_PATH};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<std::string> argv_storage = args;
   const auto argv = null_terminated(argv_storage);
   std::vector<std::string> env_storage;
   for (char** e = environ; *e; ++e) env_storage.emplace_back(*e);

@@ -23,6 +23,8 @@ std::vector<char*> null_terminated(std::vector<std::string>& strings);
 
 /// Runs SHARDSCOPE_CLI_PATH with `args` (no shell), optional extra environment "K=V" entries.
 ProcessResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+/// Runs `argv` (argv[0] an executable path, no shell) the same way.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
 /// `shardscope` running in the background, its output in files of `dir` the test can watch
 /// (launcher.out, launcher.err). Killed (SIGKILL) and reaped on destruction if still running.

@@ -44,6 +44,7 @@ TEST(StartupCli, CommandsThatDoNotTrainLoadNoLibTorch) {
       {"watch", "--help"},
       {"report", "--json"},
       {"ckpt", "info", std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/checkpoints/data/deepspeed/stage2"},
+      {"bench", "io", "--help"},
       {"train", "--help-me"},  // an unknown flag of an engine command is reported by the module
   };
   for (std::size_t i = 0; i + 1 < commands.size(); ++i)

@@ -23,7 +23,7 @@ TEST(ZeroRules, NvmeNeedsAPath) {
     "offload_param": {"device": "nvme", "pin_memory": true}})"));
   const Diagnostic* d = find_code(bad, "nvme-path-missing");
   ASSERT_NE(d, nullptr);
-  EXPECT_EQ(d->message, "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is nvme");
+  EXPECT_EQ(d->message, "\"nvme_path\" in DeepSpeed Config cannot be None if remote device is OffloadDeviceEnum.nvme");
   EXPECT_EQ(d->path, "zero_optimization.offload_param.device");
   EXPECT_EQ(find_code(check(clean_config(R"("zero_optimization": {"stage": 3,
     "offload_param": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": true}})")), "nvme-path-missing"), nullptr);
@@ -35,6 +35,48 @@ TEST(ZeroRules, OffloadParamBelowStage3IsIgnoredAndSaysSo) {
   EXPECT_TRUE(has(bad, "offload-param-ignored", Severity::kWarning)) << dump(bad);
   EXPECT_FALSE(has(check(clean_config(R"("zero_optimization": {"stage": 3,
     "offload_param": {"device": "cpu", "pin_memory": true}})")), "offload-param-ignored", Severity::kWarning));
+}
+
+TEST(ZeroRules, NvmeBelowStage3RunsAsCpuOffloadAndSaysSo) {
+  const auto stage2 = check(clean_config(R"("zero_optimization": {"stage": 2, "overlap_comm": true,
+    "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": true}})"));
+  const Diagnostic* d = find_code(stage2, "nvme-below-stage3");
+  ASSERT_NE(d, nullptr) << dump(stage2);
+  EXPECT_EQ(d->severity, Severity::kWarning);
+  EXPECT_NE(d->message.find("treats every device but \"none\" as CPU offload"), std::string::npos) << d->message;
+  EXPECT_EQ(find_code(check(clean_config(R"("zero_optimization": {"stage": 3,
+    "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": true}})")), "nvme-below-stage3"), nullptr);
+}
+
+TEST(ZeroRules, SwapSettingsWithoutNvmeDoNothing) {
+  const auto cpu = check(clean_config(R"("zero_optimization": {"stage": 3,
+    "offload_optimizer": {"device": "cpu", "pin_memory": true, "pipeline_read": true, "buffer_count": 8},
+    "offload_param": {"device": "cpu", "pin_memory": true, "max_in_cpu": 1e8}})"));
+  int unused = 0;
+  for (const auto& diag : cpu.diagnostics)
+    if (diag.code == "nvme-only") ++unused;
+  EXPECT_EQ(unused, 3) << dump(cpu);  // pipeline_read, buffer_count, max_in_cpu
+  const Diagnostic* d = find_code(cpu, "nvme-only");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->path, "zero_optimization.offload_optimizer.pipeline_read");
+  EXPECT_EQ(find_code(check(clean_config(R"("zero_optimization": {"stage": 3,
+    "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": true, "buffer_count": 8},
+    "offload_param": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": true, "max_in_cpu": 0}})")), "nvme-only"),
+            nullptr);
+}
+
+TEST(ZeroRules, PipelinedSwappingNeedsDeepSpeedsBufferCount) {
+  const auto few = check(clean_config(R"("zero_optimization": {"stage": 3,
+    "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": true, "pipeline_read": true,
+                          "pipeline_write": true, "buffer_count": 8}})"));
+  const Diagnostic* d = find_code(few, "swap-buffer-count");
+  ASSERT_NE(d, nullptr) << dump(few);
+  // AdamW: master, gradient, two moments = 4 buffers, for 3 sub-groups at once.
+  EXPECT_NE(d->message.find("holds 4 buffers per sub-group"), std::string::npos) << d->message;
+  EXPECT_NE(d->hint.find("set buffer_count to 12"), std::string::npos) << d->hint;
+  EXPECT_EQ(find_code(check(clean_config(R"("zero_optimization": {"stage": 3,
+    "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": true, "pipeline_read": true,
+                          "buffer_count": 8}})")), "swap-buffer-count"), nullptr);
 }
 
 TEST(ZeroRules, OverlapCommOffAtStage2) {

@@ -27,6 +27,8 @@ class TempDir {
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
+  /// The directory itself.
+  const std::string& path() const { return path_; }
   /// The path of `name` inside the directory.
   std::string file(const std::string& name) const { return path_ + "/" + name; }
   /// Whether `name` exists inside the directory.

@@ -105,7 +105,8 @@ TEST(ZeroOffloadOnTwoGpus, TracksTheDeviceRunAndFreesTheOptimizerStateFromTheDev
         losses[offload] = l;
         if (offload) {
           EXPECT_TRUE(engine.master_weights().is_pinned()) << offload_json;
-          for (const auto& [name, buffer] : engine.optimizer().state()) EXPECT_TRUE(buffer.is_cpu()) << name;
+          ASSERT_NE(engine.optimizer().resident(), nullptr) << offload_json;
+          for (const auto& [name, buffer] : engine.optimizer().resident()->state()) EXPECT_TRUE(buffer.is_cpu()) << name;
           // What left the device: the fp32 master and the state, less the 16-bit shard it keeps
           // instead (with offload_param that is on the host too).
           const auto& shard = engine.zero().optimizer_params();
