@@ -15,8 +15,8 @@ namespace {
 
 constexpr const char* kTempInfix = ".tmp.";
 
-CheckpointError io_error(const std::string& file, const std::string& what) {
-  return unreadable(file, what + " (" + std::strerror(errno) + ")");
+CheckpointError io_error(const std::string& file, const std::string& what, int error = errno) {
+  return unreadable(file, what + " (" + std::strerror(error) + ")");
 }
 
 }  // namespace
@@ -32,6 +32,9 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   if (fd_ < 0) throw io_error(temp_, "cannot be created");
 }
 
+// Errors name the file the user asked for; the temporary is said too, in case it is left.
+std::string AtomicFile::temp_name() const { return std::filesystem::path(temp_).filename().string(); }
+
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_) ::unlink(temp_.c_str());
@@ -43,7 +46,10 @@ void AtomicFile::write(const void* data, std::size_t size) {
   while (done < size) {
     const ssize_t n = ::write(fd_, p + done, size - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw io_error(temp_, "cannot be written");
+    if (n < 0) {
+      const int error = errno;
+      throw io_error(path_, "cannot be written through its temporary " + temp_name(), error);
+    }
     done += static_cast<std::size_t>(n);
   }
   crc_ = crc32_update(crc_, data, size);
@@ -51,10 +57,16 @@ void AtomicFile::write(const void* data, std::size_t size) {
 }
 
 void AtomicFile::commit() {
-  if (::fsync(fd_) != 0) throw io_error(temp_, "cannot be flushed to disk");
+  if (::fsync(fd_) != 0) {
+    const int error = errno;
+    throw io_error(path_, "cannot be flushed to disk through its temporary " + temp_name(), error);
+  }
   const int closed = ::close(fd_);
   fd_ = -1;
-  if (closed != 0) throw io_error(temp_, "cannot be closed");
+  if (closed != 0) {
+    const int error = errno;
+    throw io_error(path_, "cannot be closed through its temporary " + temp_name(), error);
+  }
   if (::rename(temp_.c_str(), path_.c_str()) != 0) throw io_error(path_, "cannot be put in place");
   committed_ = true;
   const std::filesystem::path target(path_);

@@ -30,6 +30,7 @@ class AtomicFile {
   const std::string& temp_path() const { return temp_; }
 
  private:
+  std::string temp_name() const;
   std::string path_, temp_;
   int fd_ = -1;
   std::uint64_t size_ = 0;

@@ -195,7 +195,7 @@ class Engine {
   checkpoints::FileDigest save_model_states(const std::string& folder, const checkpoints::SaveDescription& d,
                                             const HostOptimizerState& held);
   checkpoints::FileDigest save_optimizer_state(const std::string& folder, const checkpoints::SaveDescription& d,
-                                               const HostOptimizerState& held);
+                                               const HostOptimizerState& host_state);
   void load_optimizer_state(const checkpoints::DeepSpeedCheckpoint& checkpoint);
   void zero_grad();
 

@@ -202,7 +202,7 @@ ck::FileDigest Engine::save_model_states(const std::string& folder, const ck::Sa
 }
 
 ck::FileDigest Engine::save_optimizer_state(const std::string& folder, const ck::SaveDescription& d,
-                                            const HostOptimizerState& held) {
+                                            const HostOptimizerState& host_state) {
   // DeepSpeed's partition of this rank, assembled from every rank's engine shard (collective).
   Communicator* comm = communicator();
   const auto runs = ck::optimizer_part_runs(d);
@@ -213,10 +213,10 @@ ck::FileDigest Engine::save_optimizer_state(const std::string& folder, const ck:
     const auto values = cpu_fp32(shard);
     return repartition({{values.data_ptr<float>(), held}}, runs, part, total, comm, device);
   };
-  const torch::Tensor master = to_deepspeed(held.master);
+  const torch::Tensor master = to_deepspeed(host_state.master);
   std::vector<torch::Tensor> keep;
   std::vector<std::pair<std::string, const float*>> states;
-  for (const auto& [name, buffer] : held.state) {
+  for (const auto& [name, buffer] : host_state.state) {
     keep.push_back(to_deepspeed(buffer));
     states.emplace_back(name, keep.back().data_ptr<float>());
   }
@@ -242,17 +242,21 @@ void Engine::save_checkpoint(const std::string& dir, std::optional<std::string> 
   on_every_rank(comm, "preparing " + folder, [&] {
     if (rank == 0) begin_tag(folder);
   });
-  // An interrupted save of this rank left temporaries of its own files: they go now (nobody else
-  // writes those names).
+  // An interrupted save of this rank left temporaries of its own files: they go now. Only the
+  // names this rank writes: below stage 3 every rank's model-states name is rank 0's file, which
+  // rank 0 may be writing at this moment.
+  const bool writes_model = stage == 3 || rank == 0, writes_optim = stage >= 1;
   const std::string model_name = ck::model_states_file_name(stage, rank), optim_name = ck::optim_states_file_name(bf16, rank);
-  ck::remove_leftover_temporaries(folder, [&](const std::string& name) { return name == model_name || name == optim_name; });
+  ck::remove_leftover_temporaries(folder, [&](const std::string& name) {
+    return (writes_model && name == model_name) || (writes_optim && name == optim_name);
+  });
   std::optional<ck::FileDigest> model, optim;
   // This rank's master and state in host memory, wherever the placement keeps them (NVMe-swapped
   // state is read back), so a checkpoint always holds the whole optimizer state.
   const HostOptimizerState held = optimizer_state();
-  if (stage >= 1) optim = save_optimizer_state(folder, d, held);
+  if (writes_optim) optim = save_optimizer_state(folder, d, held);
   on_every_rank(comm, "writing the model states", [&] {
-    if (stage == 3 || rank == 0) model = save_model_states(folder, d, held);
+    if (writes_model) model = save_model_states(folder, d, held);
   });
   const auto digests = gather_digests(comm, model, optim);
   on_every_rank(comm, "finishing the save of " + folder, [&] {
