@@ -1,4 +1,4 @@
-// shardscope sessions list|show|compare|export|delete --db FILE: the CLI twin of the GUI's
+// shardscope sessions list|show|compare|export|delete|rename|tag --db FILE: the CLI twin of the GUI's
 // Sessions page. Tables for people, --json for scripts; the work is in the sessions library.
 #include <unistd.h>
 
@@ -14,11 +14,14 @@
 #include "app/cli/commands.hpp"
 #include "configs/did_you_mean.hpp"
 #include "profiler/profile_analyses.hpp"
+#include "profiler/profile_selection.hpp"
+#include "profiler/profiler_error.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/host_probe.hpp"
 #include "sessions/session_compare.hpp"
 #include "sessions/session_export.hpp"
 #include "sessions/session_json.hpp"
+#include "sessions/session_labels.hpp"
 #include "sessions/store.hpp"
 
 namespace shardscope::app {
@@ -201,13 +204,30 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
   if (comms.size() > 1) std::cout << "\n", print_table(std::cout, comms);
 }
 
+profiler::ProfileSelection selection_from_flags(const ParsedArgs& parsed, std::int64_t origin_ns) {
+  profiler::ProfileSelection selection;
+  try {
+    if (auto range = parsed.value("select-time")) selection.time_range_ns = profiler::parse_time_range_ms(*range, origin_ns);
+  } catch (const profiler::ProfilerError& e) {
+    throw UsageError(e.what());
+  }
+  selection.step = parsed.integer("select-step");
+  selection.kernel = parsed.value("select-kernel").value_or("");
+  selection.collective = parsed.value("select-collective").value_or("");
+  return selection;
+}
+
 int show_action(const CommandArgs& args) {
   ArgParser parser = make_parser("show", "Shows one session: run facts, summary, memory per rank, timers and\n"
                                          "collectives. SESSION is an id, a uid (prefix) or a unique name.");
   parser.positional("SESSION", "the session to show")
       .option("warmup", "N", "leave the first N steps out of timing and throughput")
       .flag("json", "print one JSON document {detail, summary}")
-      .flag("profile", "add the profile analyses (phases, comm overlap, kernels, idle, stragglers)");
+      .flag("profile", "add the profile analyses (phases, comm overlap, kernels, idle, stragglers)")
+      .option("select-time", "A:B", "with --profile: only what overlaps A..B ms from the first record")
+      .option("select-step", "N", "with --profile: only step N")
+      .option("select-kernel", "NAME", "with --profile: only this kernel (and the steps it ran in)")
+      .option("select-collective", "OP", "with --profile: only this collective (all_reduce, ...) and its steps");
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) return std::cout << parser.help_text(), kExitOk;
   Store store = open_store(require_db(parsed, "show"));
@@ -219,14 +239,44 @@ int show_action(const CommandArgs& args) {
   profiler::AnalysisOptions profile_options;
   profile_options.warmup_steps = options.warmup_steps;
   std::optional<profiler::ProfileAnalyses> profile;
-  if (parsed.has("profile")) profile = profiler::analyze_session(store, id, profile_options);
+  std::string selected;
+  std::vector<CommOpStat> selected_collectives;
+  if (parsed.has("profile")) {
+    const auto records = profiler::load_profile_records(store, id);
+    const profiler::ProfileSelection selection = selection_from_flags(parsed, profiler::profile_origin_ns(records));
+    const auto kept = profiler::select_records(records, selection);
+    if (!selection.empty()) {
+      selected = profiler::describe_selection(selection, profiler::profile_origin_ns(records));
+      selected_collectives = profiler::summarize_collectives(kept.comms);
+    }
+    profile = profiler::analyze_records(kept, profile_options);
+  } else if (parsed.has("select-time") || parsed.has("select-step") || parsed.has("select-kernel") ||
+             parsed.has("select-collective")) {
+    throw UsageError("the --select-* flags narrow the profile analyses: add --profile");
+  }
   if (parsed.has("json")) {
     nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}};
     if (profile) out["profile"] = profiler::to_json(*profile);
+    if (!selected.empty()) {
+      out["profile"]["selection"] = selected;
+      out["profile"]["collectives"] = nlohmann::json::array();
+      for (const auto& c : selected_collectives)
+        out["profile"]["collectives"].push_back({{"op", c.op}, {"count", c.count}, {"total_bytes", c.total_bytes},
+                                                 {"total_latency_s", c.total_latency_s}});
+    }
     std::cout << out.dump(2) << "\n";
   } else {
     print_summary(detail, summary);
+    if (!selected.empty()) std::cout << "\nselection: " << selected << "\n";
     if (profile) std::cout << "\n" << profiler::format_profile_analyses(*profile, profile_options);
+    if (!selected.empty()) {
+      Table comms{{"collective in the selection", "count", "bytes", "time s"}};
+      for (const auto& c : selected_collectives)
+        comms.push_back({c.op, std::to_string(c.count), format_bytes(static_cast<std::uint64_t>(c.total_bytes)),
+                         number(c.total_latency_s)});
+      std::cout << "\n";
+      print_table(std::cout, comms);
+    }
   }
   return kExitOk;
 }
@@ -256,6 +306,7 @@ void print_comparison(const SessionComparison& c, std::int64_t every, bool curve
   }
   print_table(std::cout, t);
   header[0] = "path";
+  print_diff("run diff", c.run_diff, header);
   print_diff("config diff", c.config_diff, header);
   print_diff("environment diff", c.environment_diff, header);
   if (!curves) return;
@@ -275,7 +326,8 @@ void print_comparison(const SessionComparison& c, std::int64_t every, bool curve
 
 int compare_action(const CommandArgs& args) {
   ArgParser parser = make_parser("compare", "Compares 2 to 8 sessions aligned by step: summary deltas against the\n"
-                                            "first, resolved-config and environment diffs, and optionally curves.");
+                                            "first, run (command line and flags), resolved-config and environment\n"
+                                            "diffs, and optionally curves.");
   parser.positional("SESSION", "sessions to compare (the first is the baseline)", 2, 8)
       .option("metric", "NAME", "curve to include (repeatable; default loss, lr, step time, ...)", true)
       .option("smoothing", "KIND", "none, ema, twema (W&B default), running")
@@ -372,13 +424,39 @@ int delete_action(const CommandArgs& args) {
   return kExitOk;
 }
 
+int rename_action(const CommandArgs& args) {
+  ArgParser parser = make_parser("rename", "Renames one session (its records are untouched).");
+  parser.positional("SESSION", "the session (id, uid prefix or name)").positional("NAME", "the new name");
+  const ParsedArgs parsed = parser.parse(args);
+  if (parsed.help) return std::cout << parser.help_text(), kExitOk;
+  Store store = open_store(require_db(parsed, "rename"));
+  const auto id = find_session(store, parsed.positionals[0]);
+  rename_session(store, id, parsed.positionals[1]);
+  std::cout << "session " << id << " is now '" << parsed.positionals[1] << "'\n";
+  return kExitOk;
+}
+
+int tag_action(const CommandArgs& args) {
+  ArgParser parser = make_parser("tag", "Adds and removes tags of one session; prints its tags afterwards.");
+  parser.positional("SESSION", "the session (id, uid prefix or name)")
+      .option("add", "TAG", "add TAG (repeatable)", true)
+      .option("remove", "TAG", "remove TAG (repeatable)", true);
+  const ParsedArgs parsed = parser.parse(args);
+  if (parsed.help) return std::cout << parser.help_text(), kExitOk;
+  Store store = open_store(require_db(parsed, "tag"));
+  const auto id = find_session(store, parsed.positionals[0]);
+  const auto tags = edit_session_tags(store, id, parsed.values("add"), parsed.values("remove"));
+  std::cout << "session " << id << " tags: " << join(tags, ", ") << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_sessions_command(const CommandArgs& args) {
   static const std::vector<std::pair<std::string, int (*)(const CommandArgs&)>> actions = {
       {"list", list_action}, {"show", show_action}, {"compare", compare_action},
-      {"export", export_action}, {"delete", delete_action}};
-  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete --db FILE [options]\n";
+      {"export", export_action}, {"delete", delete_action}, {"rename", rename_action}, {"tag", tag_action}};
+  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|rename|tag --db FILE [options]\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? std::cerr : std::cout) << usage << "Run 'shardscope sessions <action> --help' for its options.\n";
     return args.empty() ? kExitUsage : kExitOk;
@@ -398,7 +476,7 @@ int run_sessions_command(const CommandArgs& args) {
   }
   std::string message = "unknown sessions action '" + args[0] + "'";
   if (auto guess = configs::closest_match(args[0], names)) message += "; did you mean '" + *guess + "'?";
-  throw UsageError(message + " (list, show, compare, export, delete)");
+  throw UsageError(message + " (list, show, compare, export, delete, rename, tag)");
 }
 
 }  // namespace shardscope::app
