@@ -115,8 +115,10 @@ void DiffTableModel::setDiffOnly(bool diff_only) {
 
 void DiffTableModel::rebuild() {
   shown_.clear();
+  // One session has nothing to differ from: it shows every row.
+  const bool single = sessions_.size() < 2;
   for (const auto& row : all_)
-    if (row.differs || !diff_only_) shown_.push_back(&row);
+    if (row.differs || !diff_only_ || single) shown_.push_back(&row);
 }
 
 int DiffTableModel::rowCount(const QModelIndex& parent) const {
