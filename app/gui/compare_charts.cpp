@@ -171,8 +171,23 @@ void draw_timer_breakdown(QCustomPlot* plot, const std::vector<sessions::Session
   plot->yAxis->setRange(0, highest * 1.15);
   plot->legend->setVisible(!summaries.empty());
   plot->legend->setFont(QFont(plot->font().family(), 8));
-  plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  place_legend_below(plot, 4);
   plot->replot();
+}
+
+void place_legend_below(QCustomPlot* plot, int per_row) {
+  QCPLegend* legend = plot->legend;
+  if (legend->layout() == plot->axisRect()->insetLayout()) {
+    plot->axisRect()->insetLayout()->take(legend);
+    plot->axisRect()->insetLayout()->simplify();
+    plot->plotLayout()->addElement(plot->plotLayout()->rowCount(), 0, legend);
+    plot->plotLayout()->setRowStretchFactor(plot->plotLayout()->rowCount() - 1, 0.001);
+  }
+  legend->setWrap(per_row);
+  legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-lays the entries out at the new wrap
+  legend->setMargins(QMargins(4, 2, 4, 2));
+  legend->setRowSpacing(0);
+  legend->setColumnSpacing(8);
 }
 
 }  // namespace shardscope::gui

@@ -29,6 +29,10 @@ struct CurveStyle {
 /// values span a decade (else plain numbers, never the same label twice).
 void fit_value_axis(QCustomPlot* plot, const PlotCurve& curve, double scale, bool log_scale);
 
+/// Moves the plot's legend under its axes, `per_row` entries to a row, so it never covers a bar
+/// (bar charts fill their frame; a legend inside would hide the tallest). Idempotent.
+void place_legend_below(QCustomPlot* plot, int per_row);
+
 /// Redraws `plot` with one curve per session of `curve`.
 void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::vector<SessionRef>& sessions,
                         const CurveStyle& style);

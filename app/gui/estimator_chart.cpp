@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include "app/gui/compare_charts.hpp"
 #include "app/gui/estimator_model.hpp"
 #include "app/gui/estimator_table_model.hpp"
 #include "estimator/byte_units.hpp"
@@ -43,6 +44,8 @@ void add_memory_line(QCustomPlot* plot, double value, const QPen& pen, const QSt
   label->setPositionAlignment(Qt::AlignLeft | align);
   label->setText(text);
   label->setColor(pen.color());
+  label->setBrush(QColor(255, 255, 255, 210));  // readable where it crosses a bar
+  label->setPadding(QMargins(2, 0, 2, 0));
 }
 
 void add_plan_marks(QCustomPlot* plot, const EstimatorView& view, double unit) {
@@ -110,7 +113,7 @@ void draw_estimator_chart(QCustomPlot* plot, const EstimatorView& view) {
   plot->yAxis->setLabel(QObject::tr("memory per GPU (%1)").arg(unit_name));
   plot->yAxis->setRange(0, highest * 1.15);
   plot->legend->setFont(QFont(plot->font().family(), 8));
-  plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  place_legend_below(plot, 5);
   plot->replot();
 }
 

@@ -106,6 +106,10 @@ QWidget* EstimatorPage::buildResults() {
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->addWidget(table_);
   splitter->addWidget(plot_);
+  // The table needs its ten rows and the header; the chart takes the rest of the height.
+  splitter->setStretchFactor(0, 0);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({table_->verticalHeader()->defaultSectionSize() * 11 + 60, 600});
   cli_command_ = new QLabel;
   cli_command_->setWordWrap(true);
   cli_command_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);

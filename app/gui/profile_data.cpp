@@ -189,6 +189,7 @@ std::string short_kernel_name(const std::string& name) {
 std::string format_duration_ns(double ns) {
   char text[32];
   const double magnitude = ns < 0 ? -ns : ns;
+  if (magnitude < 0.5) return "0 ns";  // never "-0 ns" (a ruler's first tick at -0.0)
   if (magnitude >= 1e9)
     std::snprintf(text, sizeof text, "%.3f s", ns / 1e9);
   else if (magnitude >= 1e6)

@@ -47,7 +47,7 @@ void draw_stacked(QCustomPlot* plot, const std::vector<int>& ranks,
   plot->yAxis->setRange(0, highest > 0 ? highest * 1.2 : 1);
   plot->legend->setVisible(!layers.empty() && !ranks.empty());
   plot->legend->setFont(QFont(plot->font().family(), 8));
-  plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  place_legend_below(plot, 2);
   if (ranks.empty()) {
     auto* note = new QCPItemText(plot);
     note->position->setType(QCPItemPosition::ptAxisRectRatio);

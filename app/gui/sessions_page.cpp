@@ -99,6 +99,7 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   splitter->addWidget(buildList());
   splitter->addWidget(right);
   splitter->setStretchFactor(1, 3);
+  splitter->setSizes({170, 730});  // a few sessions' rows; the comparison or profile gets the height
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(buildToolbar());
@@ -268,6 +269,10 @@ QWidget* SessionsPage::buildDiffTab(DiffTableModel* model, const QString& name) 
   only->setChecked(true);
   connect(only, &QCheckBox::toggled, model, &DiffTableModel::setDiffOnly);
   auto* view = make_table(model);
+  // Every session's column starts on screen: a command line is cut in its middle, not allowed to
+  // push the other sessions' columns off to the right (its tooltip shows it whole).
+  view->horizontalHeader()->setMaximumSectionSize(kDiffColumnMaxWidth);
+  view->setTextElideMode(Qt::ElideMiddle);
   add_table_export_menu(view, name, [this](const QString& m) { emit statusMessage(m); });
   layout->addWidget(only);
   layout->addWidget(view, 1);

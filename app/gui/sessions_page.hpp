@@ -36,6 +36,9 @@ class SessionsPage : public QWidget {
   Q_OBJECT
 
  public:
+  /// The widest a column of the Run, Config and Environment diffs gets (px); longer values elide.
+  static constexpr int kDiffColumnMaxWidth = 480;
+
   explicit SessionsPage(QWidget* parent = nullptr);
   ~SessionsPage() override;
 

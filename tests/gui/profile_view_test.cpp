@@ -113,6 +113,10 @@ class ProfileViewTest : public QObject {
     QCOMPARE(bar_value(phases, "forward", 2), *ref.phases.ranks[1].mean_ms[0]);
     QCOMPARE(bar_value(phases, "other", 1), *ref.phases.ranks[0].mean_other_ms);
     QVERIFY(phases->legend->visible());
+    // The legend sits under the axes: it never covers a bar (inside, it hid the tallest ones).
+    phases->resize(220, 260);
+    phases->replot();
+    QVERIFY(!phases->legend->outerRect().intersects(phases->axisRect()->rect()));
     // Communication hidden vs exposed: the NCCL kernel's 60 us, 30 of them under the sgemm.
     QCOMPARE(bar_value(view.overlapChart(), "hidden behind compute", 1), *ref.comm_overlap[0].hidden_ms);
     QCOMPARE(bar_value(view.overlapChart(), "exposed (the step waited)", 1), *ref.comm_overlap[0].exposed_ms);
@@ -231,6 +235,14 @@ class ProfileViewTest : public QObject {
     QTest::mouseMove(timeline, {x - 100, y});
     QTest::mouseRelease(timeline, Qt::LeftButton, {}, {x - 100, y});
     QVERIFY(timeline->viewStart() > before);
+  }
+
+  void durationsReadAsTheRulerShowsThem() {
+    QCOMPARE(format_duration_ns(-0.0), std::string("0 ns"));  // the ruler's first tick was "-0 ns"
+    QCOMPARE(format_duration_ns(-1e-7), std::string("0 ns"));
+    QCOMPARE(format_duration_ns(1500), std::string("1.5 us"));
+    QCOMPARE(format_duration_ns(2.5e6), std::string("2.500 ms"));
+    QCOMPARE(format_duration_ns(-3e9), std::string("-3.000 s"));
   }
 
   void aCpuSessionHasATimelineAndCharts() {

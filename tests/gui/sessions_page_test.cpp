@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cmath>
 
+#include <QHeaderView>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTest>
 #include <QWheelEvent>
 #include <qcustomplot.h>
@@ -157,6 +159,12 @@ class SessionsPageTest : public QObject {
         QCOMPARE(run->index(r, 2).data().toString(), QString("64"));
       }
     QVERIFY(hidden);
+    // A long value (the command line) is cut in its cell, never pushing a session's column off
+    // screen; its tooltip holds all of it.
+    for (int r = 0; r < run->rowCount(); ++r)
+      QCOMPARE(run->index(r, 1).data(Qt::ToolTipRole).toString(), run->index(r, 1).data().toString());
+    for (QTableView* view : page.findChildren<QTableView*>())
+      if (view->model() == run) QCOMPARE(view->horizontalHeader()->maximumSectionSize(), SessionsPage::kDiffColumnMaxWidth);
     // Curves: 8 metrics plus the two timers, full resolution (20 steps).
     QCOMPARE(c.curves.size(), compared_metrics().size() + 2);
     QCOMPARE(c.curves[0].metric, std::string("loss"));
