@@ -36,6 +36,9 @@ enum class FrameType : std::uint8_t {
   kNvtxBatch = 7,
   kLogLine = 8,
   kRunEnd = 9,
+  kSeriesPoint = 10,
+  kCommSummary = 11,
+  kSessionOrigin = 12,
 };
 
 using Frame = std::variant<Hello, Event>;

@@ -166,7 +166,40 @@ ALTER TABLE activities ADD COLUMN correlation_id INTEGER;
 ALTER TABLE activities ADD COLUMN throughput_gbps REAL;
 )sql";
 
+// Version 4 holds runs that ShardScope's engine did not record (DeepSpeed runs imported or
+// watched, issue 20): where a session came from, the scalar series that have no StepMetrics
+// column (eval loss, eigenvalues, flops-profiler figures), and DeepSpeed's aggregate comms table.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE sessions ADD COLUMN origin TEXT;
+ALTER TABLE sessions ADD COLUMN origin_json TEXT;
+CREATE INDEX sessions_by_origin ON sessions(origin);
+
+CREATE TABLE series(
+  session_id INTEGER NOT NULL,
+  name_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY(session_id, name_id, step, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE comm_summaries(
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  op TEXT NOT NULL,
+  message_bytes INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  total_latency_ms REAL NOT NULL,
+  avg_latency_ms REAL,
+  algbw_gbps REAL,
+  busbw_gbps REAL
+);
+CREATE INDEX comm_summaries_by_session ON comm_summaries(session_id, rank);
+)sql";
+
 void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
+void add_foreign_runs_v4(SqliteDb& db) { db.exec(kSchemaV4); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 
@@ -188,6 +221,8 @@ const std::vector<Migration>& schema_migrations() {
        create_v1},
       {1, 2, "add session tags", add_tags_v2},
       {2, 3, "add kernel launch details and copy throughput to activities", add_activity_details_v3},
+      {3, 4, "add session origin, scalar series and comm summaries (imported and watched runs)",
+       add_foreign_runs_v4},
   };
   return migrations;
 }

@@ -42,6 +42,10 @@ struct StoreWriter::Impl {
         run_end(d, "UPDATE sessions SET status = ?2, ended_at = ?3, wall_time_s = ?4 WHERE id = ?1"),
         rank_exit(d, "INSERT INTO ranks(session_id, rank, exit_code) VALUES(?,?,?) "
                      "ON CONFLICT(session_id, rank) DO UPDATE SET exit_code = excluded.exit_code"),
+        series(d, "INSERT OR REPLACE INTO series(session_id, name_id, step, rank, value) VALUES(?,?,?,?,?)"),
+        comm_summary(d, "INSERT INTO comm_summaries(session_id, rank, op, message_bytes, count, total_latency_ms, "
+                        "avg_latency_ms, algbw_gbps, busbw_gbps) VALUES(?,?,?,?,?,?,?,?,?)"),
+        origin(d, "UPDATE sessions SET origin = ?2, origin_json = ?3 WHERE id = ?1"),
         find_name(d, "SELECT id FROM names WHERE text = ?"),
         insert_name(d, "INSERT INTO names(text) VALUES(?)") {}
 
@@ -50,10 +54,11 @@ struct StoreWriter::Impl {
   void write_event(std::int64_t session, const Event& event);
   void write_run_start(std::int64_t session, const RunStart& e);
   void write_step(std::int64_t session, const StepMetrics& e);
+  void write_foreign_run_event(std::int64_t session, const Event& event);
 
   SqliteDb& db;
   Statement find_session, insert_session, run_start, rank, tag, step, timer, comm, activity, nvtx, log,
-      run_end, rank_exit, find_name, insert_name;
+      run_end, rank_exit, series, comm_summary, origin, find_name, insert_name;
   // Caches of committed ids; cleared when a transaction rolls back, since its ids vanish with it.
   std::unordered_map<std::string, std::int64_t> sessions;
   std::unordered_map<std::string, std::int64_t> names;
@@ -131,6 +136,19 @@ void bind_details(Statement& s, const ActivityRecord& a) {
 
 }  // namespace
 
+// The events of schema 4 (runs ShardScope's engine did not record).
+void StoreWriter::Impl::write_foreign_run_event(std::int64_t session, const Event& event) {
+  if (const auto* e = std::get_if<SeriesPoint>(&event)) {
+    series.bind(1, session).bind(2, name_id(e->name)).bind(3, e->step).bind(4, e->rank).bind(5, e->value).run();
+  } else if (const auto* e = std::get_if<CommSummary>(&event)) {
+    comm_summary.bind(1, session).bind(2, e->rank).bind(3, e->op).bind(4, e->message_bytes).bind(5, e->count)
+        .bind(6, e->total_latency_ms).bind(7, e->avg_latency_ms).bind(8, e->algbw_gbps).bind(9, e->busbw_gbps)
+        .run();
+  } else if (const auto* e = std::get_if<SessionOrigin>(&event)) {
+    origin.bind(1, session).bind(2, e->kind).bind(3, e->details_json).run();
+  }
+}
+
 void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
   if (const auto* e = std::get_if<RunStart>(&event)) return write_run_start(session, *e);
   if (const auto* e = std::get_if<StepMetrics>(&event)) return write_step(session, *e);
@@ -158,6 +176,8 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
   } else if (const auto* e = std::get_if<RunEnd>(&event)) {
     run_end.bind(1, session).bind(2, e->status).bind(3, known_time(e->ended_at)).bind(4, e->wall_time_s).run();
     for (const auto& x : e->exit_codes) rank_exit.bind(1, session).bind(2, x.rank).bind(3, x.exit_code).run();
+  } else {
+    write_foreign_run_event(session, event);
   }
 }
 

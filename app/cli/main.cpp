@@ -15,9 +15,10 @@ const std::vector<Command>& all_commands() {
        run_report_command},
       {"estimate", "memory per GPU/CPU per ZeRO stage and offload, communication, the lowest stage that fits", run_estimate_command},
       {"validate", "check DeepSpeed configs as DeepSpeed 0.19.7 reads them, with the effective values", run_validate_command},
-      {"sessions", "list, show, compare, export and delete recorded sessions (--db FILE)", run_sessions_command},
+      {"sessions", "list, show, compare, export and delete recorded sessions, import DeepSpeed runs (--db FILE)", run_sessions_command},
       {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", run_train_command},
       {"launch", "start one train rank per GPU (or CPU rank) on this machine, DeepSpeed's launcher habits", run_launch_command},
+      {"watch", "run your own DeepSpeed command (deepspeed, torchrun, ...) and follow it live into a session", run_watch_command},
       {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)", run_ckpt_command},
   };
   return commands;

@@ -13,6 +13,7 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "configs/did_you_mean.hpp"
+#include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
 #include "profiler/profile_selection.hpp"
 #include "profiler/profiler_error.hpp"
@@ -171,7 +172,8 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
             << "version      " << (d.info.shardscope_version.empty() ? "-" : d.info.shardscope_version) << " ("
             << (d.info.git_hash.empty() ? "-" : d.info.git_hash) << ")   config "
             << (d.info.config_hash.empty() ? "-" : d.info.config_hash) << "\n"
-            << "command      " << join(d.command_line, " ") << "\n\n";
+            << "command      " << join(d.command_line, " ") << "\n"
+            << (d.info.origin.empty() ? "" : "origin       " + d.info.origin + " (a run of DeepSpeed itself)\n") << "\n";
   Table t{{"quantity", "value"}};
   t.push_back({"steps (timed)", std::to_string(s.steps) + " (" + std::to_string(s.timed_steps) + ")"});
   t.push_back({"step time median / p90 (ms)", number(s.median_step_ms) + " / " + number(s.p90_step_ms)});
@@ -217,9 +219,68 @@ profiler::ProfileSelection selection_from_flags(const ParsedArgs& parsed, std::i
   return selection;
 }
 
+nlohmann::json memory_report_json(const engine::SessionMemoryReport& r) {
+  const auto opt = [](const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  const auto& p = r.prediction;
+  return {{"predicted", {{"model_states_bytes", p.model_states_bytes}, {"buffers_bytes", p.buffers_bytes},
+                         {"activations_bytes", p.activations_bytes}, {"total_bytes", p.total_bytes}}},
+          {"measured_step_end_bytes", opt(r.measured_step_end_bytes)}, {"measured_peak_bytes", opt(r.measured_peak_bytes)}};
+}
+
+// `show --profile [--select-...]`: the analyses of the records the selection keeps.
+struct ShownProfile {
+  std::optional<profiler::ProfileAnalyses> analyses;
+  std::string selected;                          ///< the selection in words; empty: everything
+  std::vector<CommOpStat> selected_collectives;  ///< the collectives in the selection
+};
+
+ShownProfile load_shown_profile(const ParsedArgs& parsed, Store& store, std::int64_t id,
+                                const profiler::AnalysisOptions& options) {
+  ShownProfile shown;
+  if (!parsed.has("profile")) {
+    if (parsed.has("select-time") || parsed.has("select-step") || parsed.has("select-kernel") ||
+        parsed.has("select-collective"))
+      throw UsageError("the --select-* flags narrow the profile analyses: add --profile");
+    return shown;
+  }
+  const auto records = profiler::load_profile_records(store, id);
+  const profiler::ProfileSelection selection = selection_from_flags(parsed, profiler::profile_origin_ns(records));
+  const auto kept = profiler::select_records(records, selection);
+  if (!selection.empty()) {
+    shown.selected = profiler::describe_selection(selection, profiler::profile_origin_ns(records));
+    shown.selected_collectives = profiler::summarize_collectives(kept.comms);
+  }
+  shown.analyses = profiler::analyze_records(kept, options);
+  return shown;
+}
+
+nlohmann::json shown_profile_json(const ShownProfile& shown) {
+  nlohmann::json out = profiler::to_json(*shown.analyses);
+  if (shown.selected.empty()) return out;
+  out["selection"] = shown.selected;
+  out["collectives"] = nlohmann::json::array();
+  for (const auto& c : shown.selected_collectives)
+    out["collectives"].push_back({{"op", c.op}, {"count", c.count}, {"total_bytes", c.total_bytes},
+                                  {"total_latency_s", c.total_latency_s}});
+  return out;
+}
+
+void print_shown_profile(const ShownProfile& shown, const profiler::AnalysisOptions& options) {
+  if (!shown.selected.empty()) std::cout << "\nselection: " << shown.selected << "\n";
+  if (shown.analyses) std::cout << "\n" << profiler::format_profile_analyses(*shown.analyses, options);
+  if (shown.selected.empty()) return;
+  Table comms{{"collective in the selection", "count", "bytes", "time s"}};
+  for (const auto& c : shown.selected_collectives)
+    comms.push_back({c.op, std::to_string(c.count), format_bytes(static_cast<std::uint64_t>(c.total_bytes)),
+                     number(c.total_latency_s)});
+  std::cout << "\n";
+  print_table(std::cout, comms);
+}
+
 int show_action(const CommandArgs& args) {
-  ArgParser parser = make_parser("show", "Shows one session: run facts, summary, memory per rank, timers and\n"
-                                         "collectives. SESSION is an id, a uid (prefix) or a unique name.");
+  ArgParser parser = make_parser("show", "Shows one session: run facts, summary, memory per rank (beside the\n"
+                                         "estimator's prediction for the run), timers and collectives. SESSION is\n"
+                                         "an id, a uid (prefix) or a unique name.");
   parser.positional("SESSION", "the session to show")
       .option("warmup", "N", "leave the first N steps out of timing and throughput")
       .flag("json", "print one JSON document {detail, summary}")
@@ -238,45 +299,17 @@ int show_action(const CommandArgs& args) {
   const auto summary = summarize_session(store, id, options);
   profiler::AnalysisOptions profile_options;
   profile_options.warmup_steps = options.warmup_steps;
-  std::optional<profiler::ProfileAnalyses> profile;
-  std::string selected;
-  std::vector<CommOpStat> selected_collectives;
-  if (parsed.has("profile")) {
-    const auto records = profiler::load_profile_records(store, id);
-    const profiler::ProfileSelection selection = selection_from_flags(parsed, profiler::profile_origin_ns(records));
-    const auto kept = profiler::select_records(records, selection);
-    if (!selection.empty()) {
-      selected = profiler::describe_selection(selection, profiler::profile_origin_ns(records));
-      selected_collectives = profiler::summarize_collectives(kept.comms);
-    }
-    profile = profiler::analyze_records(kept, profile_options);
-  } else if (parsed.has("select-time") || parsed.has("select-step") || parsed.has("select-kernel") ||
-             parsed.has("select-collective")) {
-    throw UsageError("the --select-* flags narrow the profile analyses: add --profile");
-  }
+  const ShownProfile profile = load_shown_profile(parsed, store, id, profile_options);
+  const auto memory = engine::session_memory_report(store, id, options.warmup_steps);
   if (parsed.has("json")) {
     nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}};
-    if (profile) out["profile"] = profiler::to_json(*profile);
-    if (!selected.empty()) {
-      out["profile"]["selection"] = selected;
-      out["profile"]["collectives"] = nlohmann::json::array();
-      for (const auto& c : selected_collectives)
-        out["profile"]["collectives"].push_back({{"op", c.op}, {"count", c.count}, {"total_bytes", c.total_bytes},
-                                                 {"total_latency_s", c.total_latency_s}});
-    }
+    if (profile.analyses) out["profile"] = shown_profile_json(profile);
+    if (memory) out["memory_prediction"] = memory_report_json(*memory);
     std::cout << out.dump(2) << "\n";
   } else {
     print_summary(detail, summary);
-    if (!selected.empty()) std::cout << "\nselection: " << selected << "\n";
-    if (profile) std::cout << "\n" << profiler::format_profile_analyses(*profile, profile_options);
-    if (!selected.empty()) {
-      Table comms{{"collective in the selection", "count", "bytes", "time s"}};
-      for (const auto& c : selected_collectives)
-        comms.push_back({c.op, std::to_string(c.count), format_bytes(static_cast<std::uint64_t>(c.total_bytes)),
-                         number(c.total_latency_s)});
-      std::cout << "\n";
-      print_table(std::cout, comms);
-    }
+    if (memory) std::cout << "\n" << engine::session_memory_report_text(*memory);
+    print_shown_profile(profile, profile_options);
   }
   return kExitOk;
 }
@@ -455,8 +488,9 @@ int tag_action(const CommandArgs& args) {
 int run_sessions_command(const CommandArgs& args) {
   static const std::vector<std::pair<std::string, int (*)(const CommandArgs&)>> actions = {
       {"list", list_action}, {"show", show_action}, {"compare", compare_action},
-      {"export", export_action}, {"delete", delete_action}, {"rename", rename_action}, {"tag", tag_action}};
-  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|rename|tag --db FILE [options]\n";
+      {"export", export_action}, {"delete", delete_action}, {"rename", rename_action}, {"tag", tag_action},
+      {"import", run_sessions_import}};
+  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|rename|tag|import --db FILE [options]\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? std::cerr : std::cout) << usage << "Run 'shardscope sessions <action> --help' for its options.\n";
     return args.empty() ? kExitUsage : kExitOk;
@@ -476,7 +510,7 @@ int run_sessions_command(const CommandArgs& args) {
   }
   std::string message = "unknown sessions action '" + args[0] + "'";
   if (auto guess = configs::closest_match(args[0], names)) message += "; did you mean '" + *guess + "'?";
-  throw UsageError(message + " (list, show, compare, export, delete, rename, tag)");
+  throw UsageError(message + " (list, show, compare, export, delete, rename, tag, import)");
 }
 
 }  // namespace shardscope::app

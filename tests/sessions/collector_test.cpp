@@ -52,7 +52,8 @@ int rank_of(const Event& event) {
   return std::visit(
       [](const auto& e) -> int {
         using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, RunStart> || std::is_same_v<T, RunEnd>) return -1;
+        if constexpr (std::is_same_v<T, RunStart> || std::is_same_v<T, RunEnd> || std::is_same_v<T, SessionOrigin>)
+          return -1;
         else return e.rank;
       },
       event);

@@ -41,6 +41,9 @@ TEST(EventCodec, EveryEventTypeRoundTripsEvenFedByteByByte) {
   events.push_back(NvtxBatch{1, {{"forward", "shardscope", 5, 95, -1, 1234, 7}}});
   events.push_back(LogLine{1, 17.5, LogLevel::kWarning, "overflow, skipping step"});
   events.push_back(RunEnd{"failed", 100, 42.5, {{0, 0}, {1, -9}}});
+  events.push_back(SeriesPoint{0, 3, "flops_profiler/params_per_gpu", 577});
+  events.push_back(CommSummary{0, "all_reduce", 2304, 6, 1042.59, 181.69, 0.5, 0.25});
+  events.push_back(SessionOrigin{"deepspeed-import", R"({"logs": ["run.log"]})"});
   for (const auto& e : events) encode_event(e, bytes);
 
   const auto frames = decode_all(bytes, 1);
@@ -73,6 +76,18 @@ TEST(EventCodec, EveryEventTypeRoundTripsEvenFedByteByByte) {
   const auto& end = std::get<RunEnd>(std::get<Event>(frames[8]));
   EXPECT_EQ(end.exit_codes[1].exit_code, -9);
   EXPECT_EQ(end.wall_time_s, 42.5);
+  const auto& point = std::get<SeriesPoint>(std::get<Event>(frames[9]));
+  EXPECT_EQ(point.name, "flops_profiler/params_per_gpu");
+  EXPECT_EQ(point.step, 3);
+  EXPECT_EQ(point.value, 577);
+  const auto& summary = std::get<CommSummary>(std::get<Event>(frames[10]));
+  EXPECT_EQ(summary.message_bytes, 2304);
+  EXPECT_EQ(summary.count, 6);
+  EXPECT_EQ(summary.avg_latency_ms, 181.69);
+  EXPECT_EQ(summary.busbw_gbps, 0.25);
+  const auto& origin = std::get<SessionOrigin>(std::get<Event>(frames[11]));
+  EXPECT_EQ(origin.kind, "deepspeed-import");
+  EXPECT_EQ(origin.details_json, R"({"logs": ["run.log"]})");
 }
 
 TEST(EventCodec, LengthPrefixIsLittleEndianAndCoversTypeAndPayload) {
