@@ -139,6 +139,9 @@ QTableView* ProfileView::addTable(RowsTableModel* model, const QString& export_n
   view->setSortingEnabled(true);
   view->verticalHeader()->hide();
   view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // A templated kernel name is cut in its middle (the tooltip keeps it), so the numbers beside it show.
+  view->horizontalHeader()->setMaximumSectionSize(kNameColumnMaxWidth);
+  view->setTextElideMode(Qt::ElideMiddle);
   view->setSelectionBehavior(QAbstractItemView::SelectRows);
   add_table_export_menu(view, export_name, [this](const QString& m) { emit statusMessage(m); });
   return view;

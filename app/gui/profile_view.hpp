@@ -36,6 +36,9 @@ class ProfileView : public QWidget {
   Q_OBJECT
 
  public:
+  /// The widest a table column gets (px): longer kernel names elide in the middle.
+  static constexpr int kNameColumnMaxWidth = 420;
+
   explicit ProfileView(QWidget* parent = nullptr);
   ~ProfileView() override;
 

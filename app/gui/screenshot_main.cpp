@@ -6,9 +6,13 @@
 //       (Config Editor), and two real 2-rank CPU trainings of a small GPT-2 started through the
 //       Launch page (Launch & Watch, Sessions & Compare, and the profile view of the second, which
 //       records timers, collectives and a profiled window). The CLI comes from $SHARDSCOPE_CLI.
-//   shardscope-gui-screenshots --profile SESSION_FILE [--session SELECTOR] --output FILE.png
+//   shardscope-gui-screenshots --profile SESSION_FILE [--run SELECTOR] [--pane TITLE] --output FILE.png
 //       the profile view of one recorded session (the newest, or SELECTOR: id, uid prefix, name),
-//       e.g. a session brought back from a GPU machine.
+//       e.g. a session brought back from a GPU machine, with the analyses pane TITLE in front
+//       ("Phases" by default, "Top kernels", "Comm overlap", ...).
+//   shardscope-gui-screenshots --compare SESSION_FILE --run S1 --run S2 [...] [--tab TITLE] --output FILE.png
+//       Sessions & Compare on those sessions of the file (S1 the baseline), the tab TITLE in front
+//       ("Curves" by default, "Summary", "Run", "Config diff", ...).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -16,6 +20,7 @@
 #include <QLabel>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -166,18 +171,41 @@ int shoot_every_page(const QString& source, const QString& out) {
   return ok ? 0 : 1;
 }
 
-// The profile view of one recorded session, e.g. a GPU session brought back from an H200 machine.
-int shoot_profile(const QString& file, const QString& selector, const QString& output) {
-  std::int64_t id = 0;
-  std::string label;
+// The sessions SELECTORS name in `file` (none: the newest), with their labels as the page shows them.
+std::vector<SessionRef> find_refs(const QString& file, const QStringList& selectors) {
+  // Opened as the Sessions page opens it (writable: a file of an older schema is upgraded, as any
+  // `shardscope sessions` command upgrades it).
+  ss::Store store = ss::Store::open(file.toStdString(), {});
+  const auto listed = ss::list_sessions(store);
+  if (listed.empty()) throw std::runtime_error("the file holds no session");
+  std::vector<std::int64_t> ids;
+  for (const QString& selector : selectors) ids.push_back(ss::find_session(store, selector.toStdString()));
+  if (ids.empty()) ids.push_back(listed.front().id);
+  std::vector<SessionRef> refs;
+  for (std::int64_t id : ids)
+    refs.push_back({file.toStdString(), id, ss::load_session(store, id).info.name + " #" + std::to_string(id)});
+  return refs;
+}
+
+// The Sessions page with `file` open and `refs` selected in its list, as a user would have it.
+SessionsPage* open_on_sessions_page(MainWindow& window, const QString& file, const std::vector<SessionRef>& refs) {
+  auto* sessions = window.findChild<SessionsPage*>();
+  window.showPage("Sessions & Compare");
+  QSignalSpy loaded(sessions, &SessionsPage::catalogLoaded);
+  sessions->openFiles({file});
+  loaded.wait(20000);
+  QStringList names;
+  for (const auto& ref : refs) names << QString::fromStdString(ref.label.substr(0, ref.label.rfind(" #")));
+  sessions->selectByName(names);
+  return sessions;
+}
+
+// The profile view of one recorded session, e.g. a session brought back from an H200 machine,
+// with the analyses pane `pane` in front.
+int shoot_profile(const QString& file, const QStringList& selectors, const QString& pane, const QString& output) {
+  std::vector<SessionRef> refs;
   try {
-    ss::StoreOpenOptions options;
-    options.read_only = true;
-    ss::Store store = ss::Store::open(file.toStdString(), options);
-    const auto listed = ss::list_sessions(store);
-    if (listed.empty()) throw std::runtime_error("the file holds no session");
-    id = selector.isEmpty() ? listed.front().id : ss::find_session(store, selector.toStdString());
-    label = ss::load_session(store, id).info.name;
+    refs = find_refs(file, selectors.mid(0, 1));
   } catch (const std::exception& e) {
     qWarning("%s: %s", qPrintable(file), e.what());
     return 2;
@@ -185,11 +213,35 @@ int shoot_profile(const QString& file, const QString& selector, const QString& o
   MainWindow window;
   window.resize(kShotSize);
   window.show();
-  auto* sessions = window.findChild<SessionsPage*>();
-  window.showPage("Sessions & Compare");
+  SessionsPage* sessions = open_on_sessions_page(window, file, refs);
   QSignalSpy profiled(sessions->profileView(), &ProfileView::profileLoaded);
-  sessions->profile({file.toStdString(), id, label + " #" + std::to_string(id)});
+  sessions->profile(refs.front());
   if (!profiled.wait(60000)) return qWarning("the profile did not load"), 1;
+  QTabWidget* panes = sessions->profileView()->panes();
+  for (int i = 0; i < panes->count(); ++i)
+    if (panes->tabText(i).remove('&') == pane) panes->setCurrentIndex(i);
+  if (panes->tabText(panes->currentIndex()).remove('&') != pane) return qWarning("no pane \"%s\"", qPrintable(pane)), 2;
+  return save_page(window, "Sessions & Compare", output) ? 0 : 1;
+}
+
+// Sessions & Compare on several sessions of one file (the first the baseline), the tab `tab` in
+// front, e.g. two ZeRO stages of a GPU run.
+int shoot_compare(const QString& file, const QStringList& selectors, const QString& tab, const QString& output) {
+  std::vector<SessionRef> refs;
+  try {
+    if (selectors.size() < 2) throw std::runtime_error("--compare needs two --run selectors or more");
+    refs = find_refs(file, selectors);
+  } catch (const std::exception& e) {
+    qWarning("%s: %s", qPrintable(file), e.what());
+    return 2;
+  }
+  MainWindow window;
+  window.resize(kShotSize);
+  window.show();
+  SessionsPage* sessions = open_on_sessions_page(window, file, refs);
+  sessions->compare(refs);
+  wait_until_quiet(sessions, SIGNAL(curvesDrawn()), 20000, 1500);
+  sessions->showTab(tab);
   return save_page(window, "Sessions & Compare", output) ? 0 : 1;
 }
 
@@ -204,17 +256,24 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription("Renders the workbench's pages into PNG files (offscreen)");
   parser.addHelpOption();
   parser.addOption({"profile", "the session file whose profile view to render", "FILE"});
-  parser.addOption({"session", "which session of --profile's file (default: the newest)", "SELECTOR"});
-  parser.addOption({"output", "the PNG --profile writes", "FILE"});
+  parser.addOption({"compare", "the session file whose sessions (--run, twice or more) to compare", "FILE"});
+  // Not --session: QApplication takes -session/--session for X11 session management.
+  parser.addOption({"run", "a session of the file (id, uid prefix or name); --profile: default the newest", "SELECTOR"});
+  parser.addOption({"pane", "--profile: the analyses pane in front", "TITLE", "Phases"});
+  parser.addOption({"tab", "--compare: the tab in front", "TITLE", "Curves"});
+  parser.addOption({"output", "the PNG --profile or --compare writes", "FILE"});
   parser.addPositionalArgument("source", "the repository (for the example inputs)");
   parser.addPositionalArgument("out", "the folder every page's PNG goes to");
   parser.process(app);
-  if (parser.isSet("profile")) {
-    if (!parser.isSet("output")) return qWarning("--profile needs --output FILE.png"), 2;
-    return shoot_profile(parser.value("profile"), parser.value("session"), parser.value("output"));
+  if (parser.isSet("profile") || parser.isSet("compare")) {
+    if (!parser.isSet("output")) return qWarning("--profile and --compare need --output FILE.png"), 2;
+    if (parser.isSet("profile"))
+      return shoot_profile(parser.value("profile"), parser.values("run"), parser.value("pane"), parser.value("output"));
+    return shoot_compare(parser.value("compare"), parser.values("run"), parser.value("tab"), parser.value("output"));
   }
   if (parser.positionalArguments().size() != 2) {
-    qWarning("usage: shardscope-gui-screenshots SOURCE_DIR OUTPUT_DIR | --profile FILE [--session S] --output PNG");
+    qWarning("usage: shardscope-gui-screenshots SOURCE_DIR OUTPUT_DIR | --profile FILE [--run S] [--pane P] --output PNG"
+             " | --compare FILE --run S1 --run S2 [...] [--tab T] --output PNG");
     return 2;
   }
   return shoot_every_page(parser.positionalArguments()[0], parser.positionalArguments()[1]);

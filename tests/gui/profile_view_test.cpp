@@ -5,6 +5,7 @@
 // still gives a timeline and charts.
 #include <QSignalSpy>
 #include <QTableView>
+#include <QHeaderView>
 #include <QTest>
 #include <QWheelEvent>
 #include <qcustomplot.h>
@@ -123,8 +124,10 @@ class ProfileViewTest : public QObject {
     QCOMPARE(view.stragglersModel()->rowCount(), static_cast<int>(ref.stragglers.steps.size()));
     QCOMPARE(view.idleModel()->rowCount(), 2);
     QVERIFY(view.analysesText().contains("== Slowest rank per step =="));
-    // Top kernels sort by any column (numbers as numbers).
+    // Top kernels sort by any column (numbers as numbers); a long name elides, so the numbers show.
     QTableView* table = view.kernelsView();
+    QCOMPARE(table->horizontalHeader()->maximumSectionSize(), ProfileView::kNameColumnMaxWidth);
+    QCOMPARE(table->model()->index(0, 1).data(Qt::ToolTipRole).toString(), table->model()->index(0, 1).data().toString());
     table->sortByColumn(3, Qt::AscendingOrder);
     QVERIFY(table->model()->index(0, 3).data(RowsTableModel::kSortRole).toDouble() <=
             table->model()->index(1, 3).data(RowsTableModel::kSortRole).toDouble());
