@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sessions/session_json.hpp"
+#include "sessions/session_liveness.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
 
@@ -21,10 +23,11 @@ struct StoreWriter::Impl {
   explicit Impl(SqliteDb& d)
       : db(d),
         find_session(d, "SELECT id FROM sessions WHERE uid = ?"),
-        insert_session(d, "INSERT INTO sessions(uid) VALUES(?)"),
+        insert_session(d, "INSERT INTO sessions(uid, writer_host, writer_pid, writer_start) VALUES(?,?,?,?)"),
         run_start(d, "UPDATE sessions SET name = ?2, started_at = ?3, command_line = ?4, config_json = ?5, "
                      "config_hash = ?6, environment_json = ?7, world_size = ?8, shardscope_version = ?9, "
-                     "git_hash = ?10, peak_tflops_per_gpu = ?11 WHERE id = ?1"),
+                     "git_hash = ?10, peak_tflops_per_gpu = ?11, writer_host = ?12, writer_pid = ?13, "
+                     "writer_start = ?14 WHERE id = ?1"),
         rank(d, "INSERT INTO ranks(session_id, rank, local_rank, host, pid, device) VALUES(?,?,?,?,?,?) "
                 "ON CONFLICT(session_id, rank) DO UPDATE SET local_rank = excluded.local_rank, "
                 "host = excluded.host, pid = excluded.pid, device = excluded.device"),
@@ -73,7 +76,8 @@ std::int64_t StoreWriter::Impl::session_id(const std::string& uid) {
     find_session.reset();
   } else {
     find_session.reset();
-    insert_session.bind(1, uid).run();
+    const ProcessIdentity writer = this_process_identity();
+    insert_session.bind(1, uid).bind(2, writer.host).bind(3, writer.pid).bind(4, writer.start).run();
     id = db.last_insert_rowid();
   }
   sessions.emplace(uid, id);
@@ -100,11 +104,13 @@ void StoreWriter::Impl::write_run_start(std::int64_t session, const RunStart& e)
   const std::string hash =
       e.config_hash.empty() && !e.config_json.empty() ? compute_config_hash(e.config_json) : e.config_hash;
   run_start.bind(1, session).bind(2, e.name).bind(3, known_time(e.started_at))
-      .bind(4, nlohmann::json(e.command_line).dump()).bind(5, e.config_json).bind(6, hash)
-      .bind(7, report_to_json(e.environment).dump()).bind(8, e.world_size)
+      .bind(4, lenient_json_text(nlohmann::json(e.command_line))).bind(5, e.config_json).bind(6, hash)
+      .bind(7, lenient_json_text(report_to_json(e.environment))).bind(8, e.world_size)
       .bind(9, e.environment.versions.shardscope).bind(10, e.environment.versions.git_hash)
-      .bind(11, e.peak_tflops_per_gpu > 0 ? std::optional<double>(e.peak_tflops_per_gpu) : std::nullopt)
-      .run();
+      .bind(11, e.peak_tflops_per_gpu > 0 ? std::optional<double>(e.peak_tflops_per_gpu) : std::nullopt);
+  // The process writing RunStart owns the session from here on (it is the one whose death strands it).
+  const ProcessIdentity writer = this_process_identity();
+  run_start.bind(12, writer.host).bind(13, writer.pid).bind(14, writer.start).run();
   for (const auto& r : e.ranks)
     rank.bind(1, session).bind(2, r.rank).bind(3, r.local_rank).bind(4, r.host).bind(5, r.pid)
         .bind(6, r.device).run();

@@ -32,7 +32,7 @@ struct LaunchRequest {
   std::optional<std::vector<std::string>> base_env;  ///< "K=V" entries; unset = this process's environment
   double grace_seconds = 10;
   bool handle_signals = true;
-  /// The session's environment report; unset = engine::collect_environment_report().
+  /// The session's environment report; unset = profiler::collect_environment_report().
   std::function<sessions::EnvironmentReport()> environment_report;
 };
 

@@ -19,12 +19,6 @@ using testing::read_bytes;
 using testing::temp_path;
 using testing::write_bytes;
 
-Store create(const std::string& path) {
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  return Store::open(path, options);
-}
-
 ErrorKind open_error(const std::string& path, StoreOpenOptions options = {}) {
   try {
     Store::open(path, options);
@@ -47,12 +41,12 @@ std::string open_message(const std::string& path) {
 TEST(Store, CreatesAStampedWalStore) {
   const auto path = temp_path("create");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     EXPECT_EQ(store.schema_version(), kSchemaVersion);
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
-    EXPECT_EQ(store.migrations_applied().size(), 4u);  // 0 -> 1 -> 2 -> 3 -> 4 on a fresh file
+    EXPECT_EQ(store.migrations_applied().size(), 5u);  // 0 -> 1 -> 2 -> 3 -> 4 -> 5 on a fresh file
   }
   Store again = Store::open(path);
   EXPECT_TRUE(again.migrations_applied().empty());
@@ -90,7 +84,7 @@ TEST(Store, ForeignSqliteFileIsRejectedUntouched) {
 
 TEST(Store, NewerSchemaIsRejectedUntouched) {
   const auto path = temp_path("newer");
-  { create(path).checkpoint(); }
+  { testing::create_store(path).checkpoint(); }
   {
     SqliteDb db(path, false, false);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
@@ -105,7 +99,7 @@ TEST(Store, NewerSchemaIsRejectedUntouched) {
 TEST(Store, TruncatedFileIsCorrupt) {
   const auto path = temp_path("truncated");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     writer.write("u", testing::sample_steps(2, 200));
     store.checkpoint();
@@ -122,7 +116,7 @@ TEST(Store, TruncatedFileIsCorrupt) {
 TEST(Store, CorruptedPagesAreReportedByVerification) {
   const auto path = temp_path("corrupted");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     writer.write("u", testing::sample_steps(2, 300));
     store.checkpoint();
@@ -133,7 +127,7 @@ TEST(Store, CorruptedPagesAreReportedByVerification) {
     for (std::size_t j = 0; j < 512; ++j) bytes[i + j] = static_cast<char>(0xA5 ^ j);
   write_bytes(path, bytes);
   StoreOpenOptions verify;
-  verify.verify_integrity = true;
+  verify.integrity = IntegrityCheck::kRefuse;
   EXPECT_EQ(open_error(path, verify), ErrorKind::kCorrupt);
 }
 
@@ -148,12 +142,13 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
     EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'session_tags'"), 0);
   }
   Store store = Store::open(path);
-  ASSERT_EQ(store.migrations_applied().size(), 3u);
+  ASSERT_EQ(store.migrations_applied().size(), 4u);
   EXPECT_EQ(store.migrations_applied()[0], "1 -> 2: add session tags");
   EXPECT_EQ(store.migrations_applied()[1], "2 -> 3: add kernel launch details and copy throughput to activities");
   EXPECT_EQ(store.migrations_applied()[2],
             "3 -> 4: add session origin, scalar series and comm summaries (imported and watched runs)");
-  EXPECT_EQ(store.schema_version(), 4);
+  EXPECT_EQ(store.migrations_applied()[3], "4 -> 5: record the writer (host, pid, process start) of each session");
+  EXPECT_EQ(store.schema_version(), 5);
   const auto sessions = list_sessions(store);
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0].name, "old run");
@@ -188,7 +183,7 @@ std::string plan(SqliteDb& db, const std::string& sql) {
 // The queries of the reader must be index range scans, never full scans of the big tables.
 TEST(Store, ReaderQueriesUseIndexes) {
   const auto path = temp_path("plans");
-  Store store = create(path);
+  Store store = testing::create_store(path);
   auto& db = store.db();
   const auto curve = plan(db, "SELECT step, AVG(loss) FROM steps WHERE session_id = 1 AND loss IS NOT NULL GROUP BY step");
   EXPECT_NE(curve.find("USING PRIMARY KEY (session_id=?)"), std::string::npos) << curve;
