@@ -13,6 +13,8 @@
 //   shardscope-gui-screenshots --compare SESSION_FILE --run S1 --run S2 [...] [--tab TITLE] --output FILE.png
 //       Sessions & Compare on those sessions of the file (S1 the baseline), the tab TITLE in front
 //       ("Curves" by default, "Summary", "Run", "Config diff", ...).
+#include <optional>
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -187,6 +189,16 @@ std::vector<SessionRef> find_refs(const QString& file, const QStringList& select
   return refs;
 }
 
+// find_refs, its error (the file, the selector) on stderr: nullopt then.
+std::optional<std::vector<SessionRef>> refs_or_warning(const QString& file, const QStringList& selectors) {
+  try {
+    return find_refs(file, selectors);
+  } catch (const std::exception& e) {
+    qWarning("%s: %s", qPrintable(file), e.what());
+    return std::nullopt;
+  }
+}
+
 // The Sessions page with `file` open and `refs` selected in its list, as a user would have it.
 SessionsPage* open_on_sessions_page(MainWindow& window, const QString& file, const std::vector<SessionRef>& refs) {
   auto* sessions = window.findChild<SessionsPage*>();
@@ -203,19 +215,14 @@ SessionsPage* open_on_sessions_page(MainWindow& window, const QString& file, con
 // The profile view of one recorded session, e.g. a session brought back from an H200 machine,
 // with the analyses pane `pane` in front.
 int shoot_profile(const QString& file, const QStringList& selectors, const QString& pane, const QString& output) {
-  std::vector<SessionRef> refs;
-  try {
-    refs = find_refs(file, selectors.mid(0, 1));
-  } catch (const std::exception& e) {
-    qWarning("%s: %s", qPrintable(file), e.what());
-    return 2;
-  }
+  const auto refs = refs_or_warning(file, selectors.mid(0, 1));
+  if (!refs) return 2;
   MainWindow window;
   window.resize(kShotSize);
   window.show();
-  SessionsPage* sessions = open_on_sessions_page(window, file, refs);
+  SessionsPage* sessions = open_on_sessions_page(window, file, *refs);
   QSignalSpy profiled(sessions->profileView(), &ProfileView::profileLoaded);
-  sessions->profile(refs.front());
+  sessions->profile(refs->front());
   if (!profiled.wait(60000)) return qWarning("the profile did not load"), 1;
   QTabWidget* panes = sessions->profileView()->panes();
   for (int i = 0; i < panes->count(); ++i)
@@ -227,19 +234,14 @@ int shoot_profile(const QString& file, const QStringList& selectors, const QStri
 // Sessions & Compare on several sessions of one file (the first the baseline), the tab `tab` in
 // front, e.g. two ZeRO stages of a GPU run.
 int shoot_compare(const QString& file, const QStringList& selectors, const QString& tab, const QString& output) {
-  std::vector<SessionRef> refs;
-  try {
-    if (selectors.size() < 2) throw std::runtime_error("--compare needs two --run selectors or more");
-    refs = find_refs(file, selectors);
-  } catch (const std::exception& e) {
-    qWarning("%s: %s", qPrintable(file), e.what());
-    return 2;
-  }
+  if (selectors.size() < 2) return qWarning("--compare needs two --run selectors or more"), 2;
+  const auto refs = refs_or_warning(file, selectors);
+  if (!refs) return 2;
   MainWindow window;
   window.resize(kShotSize);
   window.show();
-  SessionsPage* sessions = open_on_sessions_page(window, file, refs);
-  sessions->compare(refs);
+  SessionsPage* sessions = open_on_sessions_page(window, file, *refs);
+  sessions->compare(*refs);
   wait_until_quiet(sessions, SIGNAL(curvesDrawn()), 20000, 1500);
   sessions->showTab(tab);
   return save_page(window, "Sessions & Compare", output) ? 0 : 1;
