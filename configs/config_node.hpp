@@ -3,6 +3,7 @@
 // can point at the line. nlohmann::json cannot keep locations, hence this small tree;
 // configs/config_json.hpp converts it to nlohmann::json where that is more convenient.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ struct ConfigNode {
 
   Kind kind = Kind::kNull;
   SourceLocation location;
+  /// Byte offsets of the value's text [begin_offset, end_offset) in the parsed text, so an edit can
+  /// replace exactly this value and leave every other byte as written (configs/config_text_edit.hpp).
+  std::size_t begin_offset = 0;
+  std::size_t end_offset = 0;
   bool bool_value = false;
   std::int64_t int_value = 0;        ///< kInteger
   double number_value = 0.0;         ///< kInteger and kNumber (as a double)
@@ -42,6 +47,7 @@ struct ConfigMember {
   std::string key;
   SourceLocation key_location;
   ConfigNode value;
+  std::size_t key_offset = 0;  ///< byte offset of the key's first character (its quote, if quoted)
 };
 
 /// "null", "boolean", "integer", "number", "string", "array" or "object".

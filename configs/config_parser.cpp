@@ -1,8 +1,8 @@
 // A recursive-descent parser for hjson-tolerant JSON that keeps the source location of every key
 // and value. It accepts what DeepSpeed's hjson reader accepts in practice (comments, trailing
 // commas, members separated by newlines, unquoted keys, single-quoted strings) and records each
-// leniency as a note, because other JSON tools reject these files. Hjson's quoteless string
-// values are not supported: they are reported as a syntax error with a hint to quote the value.
+// leniency as a note, because other JSON tools reject these files. Hjson's quoteless string values
+// (`type: AdamW`) run to the end of the line, as hjson reads them.
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -136,6 +136,14 @@ class Parser {
   }
 
   ConfigNode parse_value(int depth) {
+    const std::size_t begin = pos_;
+    ConfigNode node = parse_value_text(depth);
+    node.begin_offset = begin;
+    node.end_offset = pos_;
+    return node;
+  }
+
+  ConfigNode parse_value_text(int depth) {
     if (depth > kMaxDepth)
       throw SyntaxError{here(), "nesting deeper than " + std::to_string(kMaxDepth) + " levels",
                         "a DeepSpeed config is a few levels deep; check for runaway brackets"};
@@ -157,6 +165,7 @@ class Parser {
   ConfigNode parse_keyword() {
     ConfigNode node;
     node.location = here();
+    const std::size_t start = pos_;
     std::string word;
     while (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_'))
       word += peek(), advance();
@@ -166,13 +175,27 @@ class Parser {
       return node;
     }
     if (word == "null") return node;
-    if (word.empty())
+    if (word.empty() && (at_end() || std::string("{}[],:\n").find(peek()) != std::string::npos))
       throw SyntaxError{node.location, "expected a value, found " + describe_here(),
                         "a value is a string in double quotes, a number, true, false, null, an "
                         "object {...} or an array [...]"};
-    throw SyntaxError{node.location, "unquoted string '" + word + "'",
-                      "put the value in double quotes: \"" + word + "\" (hjson's quoteless strings "
-                      "are not supported)"};
+    return parse_quoteless_string(start, node);
+  }
+
+  // Hjson's quoteless string: the rest of the line, trailing blanks cut (commas and comments
+  // included, as hjson reads them: `a: cpu, b: 1` is the string "cpu, b: 1").
+  ConfigNode parse_quoteless_string(std::size_t start, ConfigNode node) {
+    std::size_t end = text_.find('\n', start);
+    if (end == std::string::npos) end = text_.size();
+    while (end > start && (text_[end - 1] == ' ' || text_[end - 1] == '\t' || text_[end - 1] == '\r')) --end;
+    while (pos_ < end) advance();
+    node.kind = ConfigNode::Kind::kString;
+    node.string_value = text_.substr(start, end - start);
+    note(node.location, "quoteless-string",
+         "quoteless string '" + node.string_value + "': hjson reads the rest of the line as the string, "
+         "JSON does not accept it",
+         "write \"" + node.string_value + "\"");
+    return node;
   }
 
   ConfigNode parse_number() {
@@ -392,6 +415,7 @@ ConfigNode Parser::parse_object(int depth) {
                                     std::to_string(node.location.column), ""};
     if (peek() == '}') break;
     ConfigMember member;
+    member.key_offset = pos_;
     member.key = parse_key(member.key_location);
     skip_space();
     if (peek() != ':')

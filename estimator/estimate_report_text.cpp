@@ -27,18 +27,8 @@ std::string cell(const std::string& text, int width, bool left = false) {
   return left ? text + pad : pad + text;
 }
 
-std::string seconds_text(const std::optional<double>& s) {
-  if (!s) return "?";
-  char buffer[32];
-  if (*s < 1)
-    std::snprintf(buffer, sizeof buffer, "%.1f ms", *s * 1e3);
-  else
-    std::snprintf(buffer, sizeof buffer, "%.2f s", *s);
-  return buffer;
-}
-
 std::string fit_text(const PlanEstimate& p, const Estimate& e) {
-  std::string text = !p.fits_gpu ? "-" : !*p.fits_gpu ? "no (GPU)" : (p.fits_cpu && !*p.fits_cpu) ? "no (CPU)" : "yes";
+  std::string text = plan_fit_text(p);
   if (e.verdict.recommended && *e.verdict.recommended == p.plan) text += " <- recommended";
   if (e.options.requested_plan && *e.options.requested_plan == p.plan) text += " (requested)";
   return text;
@@ -83,7 +73,7 @@ void write_table(std::ostringstream& out, const Estimate& e) {
         << cell(e.activations.available ? num(e.activations.total_bytes, u) : "?", 8)
         << cell(num(p.gpu_total_bytes, u), 11) << cell(num(p.cpu_total_bytes_per_node, u), 10)
         << cell(num(p.nvme_bytes_per_node, u), 11) << cell(num(p.communication.bytes_per_gpu, u), 11)
-        << cell(seconds_text(p.communication.seconds_per_step), 11) << "  " << fit_text(p, e) << "\n";
+        << cell(format_seconds(p.communication.seconds_per_step), 11) << "  " << fit_text(p, e) << "\n";
   }
   if (!e.activations.available) out << "activ. ?: " << e.activations.unavailable_reason << "\n";
   out << "GPU rule: model states per GPU in bytes per parameter, N = " << e.options.cluster.total_gpus()
@@ -139,6 +129,20 @@ void write_explain(std::ostringstream& out, const Estimate& e) {
 }
 
 }  // namespace
+
+std::string format_seconds(const std::optional<double>& s) {
+  if (!s) return "?";
+  char buffer[32];
+  if (*s < 1)
+    std::snprintf(buffer, sizeof buffer, "%.1f ms", *s * 1e3);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.2f s", *s);
+  return buffer;
+}
+
+std::string plan_fit_text(const PlanEstimate& p) {
+  return !p.fits_gpu ? "-" : !*p.fits_gpu ? "no (GPU)" : (p.fits_cpu && !*p.fits_cpu) ? "no (CPU)" : "yes";
+}
 
 std::string format_estimate_text(const Estimate& e, bool explain) {
   std::ostringstream out;

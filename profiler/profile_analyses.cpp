@@ -9,9 +9,7 @@
 #include <utility>
 
 #include "profiler/interval_set.hpp"
-#include "sessions/profile_reader.hpp"
-#include "sessions/session_reader.hpp"
-#include "sessions/store.hpp"
+#include "profiler/profile_selection.hpp"
 
 namespace shardscope::profiler {
 namespace {
@@ -333,36 +331,7 @@ StragglerAnalysis compute_stragglers(const std::vector<sessions::StepMetrics>& s
 }
 
 ProfileAnalyses analyze_session(sessions::Store& store, std::int64_t session_id, const AnalysisOptions& options) {
-  const auto detail = sessions::load_session(store, session_id);
-  const auto steps = sessions::load_steps(store, session_id);
-  const auto timers = sessions::load_timer_breakdowns(store, session_id);
-  const auto comms = sessions::load_comm_records(store, session_id);
-  ProfileAnalyses out;
-  out.session_id = session_id;
-  out.session_uid = detail.info.uid;
-  out.phases = compute_phase_breakdown(steps, timers, options);
-  out.stragglers = compute_stragglers(steps, options);
-  std::set<int> ranks;
-  for (const auto& r : detail.ranks) ranks.insert(r.info.rank);
-  for (const auto& s : steps) ranks.insert(s.rank);
-  for (const auto& t : timers) ranks.insert(t.rank);
-  for (const auto& c : comms) ranks.insert(c.rank);
-  const auto profiled = sessions::load_activity_ranks(store, session_id);
-  ranks.insert(profiled.begin(), profiled.end());
-  out.has_profiled_window = !profiled.empty();
-  for (const int rank : ranks) {
-    const auto activities = std::binary_search(profiled.begin(), profiled.end(), rank)
-                                ? sessions::load_activities(store, session_id, rank)
-                                : std::vector<ActivityRecord>{};
-    if (activities.empty()) {
-      out.comm_overlap.push_back(compute_comm_overlap_from_timers(rank, comms, timers));
-      continue;
-    }
-    out.comm_overlap.push_back(compute_comm_overlap_from_activities(rank, activities));
-    out.top_kernels.push_back(compute_top_kernels(rank, activities, options.top_kernels));
-    for (const auto& d : compute_gpu_idle(rank, activities)) out.gpu_idle.push_back(d);
-  }
-  return out;
+  return analyze_records(load_profile_records(store, session_id), options);
 }
 
 }  // namespace shardscope::profiler

@@ -120,6 +120,60 @@ Leaves environment_leaves(const SessionDetail& d) {
   return leaves;
 }
 
+namespace {
+
+// "--hidden 128", "--hidden=128", "--set k=v", "--activation-checkpointing" (no value) -> leaves.
+void add_flag_leaves(const std::vector<std::string>& args, const std::string& prefix, Leaves& out) {
+  std::map<std::string, std::string> values;  // joined repeats, keyed by path
+  std::vector<std::string> order;
+  auto add = [&](const std::string& path, const std::string& value) {
+    auto [it, fresh] = values.emplace(path, value);
+    if (fresh) order.push_back(path);
+    else it->second += ", " + value;
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0 || a.size() == 2) continue;
+    std::string flag = a.substr(2), value = "true";
+    if (const auto eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+      value = args[++i];
+    }
+    const auto eq = value.find('=');
+    if (flag == "set" && eq != std::string::npos)
+      add(prefix + "set." + value.substr(0, eq), value.substr(eq + 1));
+    else
+      add(prefix + flag, value);
+  }
+  for (const auto& path : order) out.emplace_back(path, values[path]);
+}
+
+}  // namespace
+
+Leaves run_leaves(const SessionDetail& d) {
+  Leaves out;
+  std::string line;
+  for (const auto& a : d.command_line) line += (line.empty() ? "" : " ") + a;
+  out.emplace_back("command_line", line);
+  // shardscope launch <launcher flags> -- <train flags>, or shardscope train <train flags>.
+  const auto& argv = d.command_line;
+  const auto command = std::find_if(argv.begin(), argv.end(), [](const std::string& a) { return a == "launch" || a == "train"; });
+  if (command != argv.end()) {
+    const auto separator = std::find(command, argv.end(), std::string("--"));
+    const bool launched = *command == "launch";
+    if (launched) add_flag_leaves(std::vector<std::string>(command + 1, separator), "launch.", out);
+    const auto train_begin = launched ? (separator == argv.end() ? argv.end() : separator + 1) : command + 1;
+    add_flag_leaves(std::vector<std::string>(train_begin, argv.end()), "train.", out);
+  }
+  out.emplace_back("ranks", std::to_string(d.info.world_size));
+  std::string hosts;
+  for (const auto& h : d.info.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+  out.emplace_back("hosts", hosts);
+  return out;
+}
+
 Leaves flatten_json_text(const std::string& json_text) {
   Leaves out;
   flatten(json::parse(json_text), "", out);
@@ -179,13 +233,14 @@ AlignedCurve align_curves(const std::string& metric, const std::vector<std::vect
 SessionComparison compare_sessions(Store& store, const std::vector<std::int64_t>& ids, const CompareOptions& options) {
   check_ids(ids);
   SessionComparison out;
-  std::vector<Leaves> configs, environments;
+  std::vector<Leaves> configs, environments, runs;
   std::set<std::string> timer_names, series_names;
   for (auto id : ids) {
     const SessionDetail detail = load_session(store, id);
     out.sessions.push_back(summarize_session(store, id, options.summary));
     configs.push_back(config_leaves(detail, store));
     environments.push_back(environment_leaves(detail));
+    runs.push_back(run_leaves(detail));
     if (options.include_timers)
       for (auto& name : load_timer_names(store, id)) timer_names.insert(name);
     if (options.include_series)
@@ -209,6 +264,7 @@ SessionComparison compare_sessions(Store& store, const std::vector<std::int64_t>
   out.summary = summary_deltas(out.sessions);
   out.config_diff = diff_documents(configs, options.diff_only);
   out.environment_diff = diff_documents(environments, options.diff_only);
+  out.run_diff = diff_documents(runs, options.diff_only);
   return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Comparing 2 to 8 sessions: curves aligned by step (optionally smoothed), summary deltas against
-// the first session, and diff tables of the resolved configs and the environments, in the spirit
-// of TensorBoard's run overlay and W&B's Run Comparer with "diff only".
+// the first session, and diff tables of the runs (command lines and their flags), the resolved
+// configs and the environments, in the spirit of TensorBoard's run overlay and W&B's Run Comparer
+// with "diff only".
 
 #include <cstdint>
 #include <optional>
@@ -58,6 +59,7 @@ struct SessionComparison {
   std::vector<SummaryDelta> summary;
   std::vector<DiffRow> config_diff;
   std::vector<DiffRow> environment_diff;
+  std::vector<DiffRow> run_diff;  ///< command lines and their flags, ranks, hosts (run_leaves)
 };
 
 /// Compares the sessions in order (the first is the baseline). Throws SessionsError
@@ -76,6 +78,12 @@ std::vector<std::pair<std::string, std::string>> flatten_json_text(const std::st
 /// The environment rows of a comparison: the launching node's report, flattened, plus the world
 /// size and where each rank ran ("run.ranks[1].host"). Also for sessions read from several files.
 std::vector<std::pair<std::string, std::string>> environment_leaves(const SessionDetail& detail);
+
+/// The run rows of a comparison: the command line as recorded, each of its flags ("launch.num_procs",
+/// "train.hidden", a `--set K=V` as "train.set.K"; a flag without a value is "true"; a repeated
+/// flag's values joined by ", "), the number of ranks and the hosts. Flags not given are absent:
+/// the engine's defaults (docs/engine.md) apply to them.
+std::vector<std::pair<std::string, std::string>> run_leaves(const SessionDetail& detail);
 
 /// Merges flattened documents into rows by path (sorted by path).
 std::vector<DiffRow> diff_documents(const std::vector<std::vector<std::pair<std::string, std::string>>>& documents,

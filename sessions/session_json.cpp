@@ -126,7 +126,8 @@ json comparison_to_json(const SessionComparison& c, bool include_curves) {
   json out = {{"sessions", sessions},
               {"summary", summary},
               {"config_diff", diff_rows(c.config_diff)},
-              {"environment_diff", diff_rows(c.environment_diff)}};
+              {"environment_diff", diff_rows(c.environment_diff)},
+              {"run_diff", diff_rows(c.run_diff)}};
   if (include_curves) {
     json curves = json::array();
     for (const auto& curve : c.curves) {

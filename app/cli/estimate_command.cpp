@@ -9,12 +9,10 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "estimator/byte_units.hpp"
-#include "estimator/config_adapter.hpp"
 #include "estimator/estimate_report.hpp"
+#include "estimator/estimate_request.hpp"
 #include "estimator/estimator_error.hpp"
 #include "estimator/gpu_catalog.hpp"
-#include "estimator/hf_config.hpp"
-#include "estimator/safetensors_header.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -73,36 +71,14 @@ ArgParser make_parser() {
   return p;
 }
 
-long long positive_integer(const ParsedArgs& a, const std::string& name, long long fallback) {
-  const auto value = a.integer(name);
-  if (!value) return fallback;
-  if (*value <= 0) throw UsageError("--" + name + " must be positive, got " + std::to_string(*value));
-  return *value;
+std::optional<long long> integer_flag(const ParsedArgs& a, const char* name) { return a.integer(name); }
+
+std::optional<double> count_flag(const ParsedArgs& a, const char* name) {
+  const auto text = a.value(name);
+  return text ? std::optional<double>(est::parse_count(*text, std::string("--") + name)) : std::nullopt;
 }
 
-est::TransformerShape shape_from_flags(const ParsedArgs& a) {
-  est::TransformerShape s = est::default_shape(
-      a.value("layout") ? est::parse_layout(*a.value("layout"), "--layout") : est::TransformerLayout::kLlama);
-  for (const char* required : {"layers", "hidden", "heads", "vocab"})
-    if (!a.has(required))
-      throw UsageError(std::string("a transformer shape needs --") + required + " (with --layers, --hidden, --heads, --vocab)");
-  s.layers = positive_integer(a, "layers", 0);
-  s.hidden = positive_integer(a, "hidden", 0);
-  s.heads = positive_integer(a, "heads", 0);
-  s.vocab = positive_integer(a, "vocab", 0);
-  s.kv_heads = positive_integer(a, "kv-heads", 0);
-  s.head_dim = positive_integer(a, "head-dim", 0);
-  s.ffn = positive_integer(a, "ffn", 0);
-  s.seq_len = positive_integer(a, "seq-len", 0);
-  if (s.seq_len == 0) throw UsageError("a transformer shape needs --seq-len (activations depend on it)");
-  if (auto tied = a.value("tied-embeddings")) {
-    if (*tied != "yes" && *tied != "no") throw UsageError("--tied-embeddings expects yes or no, got '" + *tied + "'");
-    s.tied_embeddings = *tied == "yes";
-  }
-  return s;
-}
-
-est::ModelDescription describe_model(const ParsedArgs& a) {
+void read_model_flags(const ParsedArgs& a, est::EstimateRequest& r) {
   int sources = 0;
   for (const char* flag : {"params", "hf-config", "safetensors", "layers"}) sources += a.has(flag) ? 1 : 0;
   // A checkpoint's header gives exact counts, its config.json the shape activations need.
@@ -110,83 +86,69 @@ est::ModelDescription describe_model(const ParsedArgs& a) {
   if (sources != 1 && !header_and_config)
     throw UsageError("give the model by exactly one of --params, --hf-config, --safetensors or --layers "
                      "(or --safetensors with --hf-config; got " + std::to_string(sources) + ")");
-  if (a.has("params")) {
-    const double largest = a.value("largest-layer") ? est::parse_count(*a.value("largest-layer"), "--largest-layer") : 0;
-    return est::describe_param_count(est::parse_count(*a.value("params"), "--params"), largest);
+  r.source = a.has("params")        ? est::ModelSource::kParamCount
+             : a.has("safetensors") ? est::ModelSource::kSafetensors
+             : a.has("hf-config")   ? est::ModelSource::kHfConfig
+                                    : est::ModelSource::kShape;
+  r.params = count_flag(a, "params");
+  r.largest_layer = count_flag(a, "largest-layer");
+  if (auto layout = a.value("layout")) r.layout = est::parse_layout(*layout, "--layout");
+  r.layers = integer_flag(a, "layers");
+  r.hidden = integer_flag(a, "hidden");
+  r.heads = integer_flag(a, "heads");
+  r.kv_heads = integer_flag(a, "kv-heads");
+  r.head_dim = integer_flag(a, "head-dim");
+  r.ffn = integer_flag(a, "ffn");
+  r.vocab = integer_flag(a, "vocab");
+  if (auto tied = a.value("tied-embeddings")) {
+    if (*tied != "yes" && *tied != "no") throw UsageError("--tied-embeddings expects yes or no, got '" + *tied + "'");
+    r.tied_embeddings = *tied == "yes";
   }
-  if (auto path = a.value("hf-config")) {
-    est::HfConfigOptions options;
-    if (auto layout = a.value("hf-layout")) options.layout_override = est::parse_layout(*layout, "--hf-layout");
-    options.seq_len = positive_integer(a, "seq-len", 0);
-    est::ModelDescription shaped = est::describe_hf_config_file(*path, options);
-    if (header_and_config) return est::with_shape_of(est::describe_safetensors(*a.value("safetensors")), shaped);
-    return shaped;
-  }
-  if (auto path = a.value("safetensors")) return est::describe_safetensors(*path);
-  return est::describe_transformer(shape_from_flags(a), "transformer shape");
+  r.hf_config = a.value("hf-config").value_or("");
+  if (auto layout = a.value("hf-layout")) r.hf_layout = est::parse_layout(*layout, "--hf-layout");
+  r.safetensors = a.value("safetensors").value_or("");
 }
 
-void apply_plan_flags(const ParsedArgs& a, est::EstimateOptions& o) {
-  if (!a.has("stage") && !a.has("offload-optimizer") && !a.has("offload-param")) return;
-  est::ZeroPlan plan = o.requested_plan.value_or(est::ZeroPlan{});
-  if (a.has("stage")) {
-    const long long stage = *a.integer("stage");
-    if (stage < 0 || stage > 3) throw UsageError("--stage must be 0, 1, 2 or 3, got " + std::to_string(stage));
-    plan.stage = static_cast<int>(stage);
-  } else if (!o.requested_plan) {
-    throw UsageError("--offload-optimizer and --offload-param need --stage (or --config)");
-  }
-  if (auto d = a.value("offload-optimizer")) plan.offload_optimizer = est::parse_offload(*d, "--offload-optimizer");
-  if (auto d = a.value("offload-param")) plan.offload_param = est::parse_offload(*d, "--offload-param");
-  o.requested_plan = plan;
-}
-
-void apply_memory_flags(const ParsedArgs& a, est::EstimateOptions& o) {
-  est::ClusterSettings& c = o.cluster;
-  if (a.has("gpu") && a.has("gpu-mem")) throw UsageError("give --gpu or --gpu-mem, not both");
-  if (auto name = a.value("gpu")) {
-    const est::GpuSpec gpu = est::require_gpu(*name, "--gpu");
-    c.gpu_name = gpu.name;
-    c.gpu_memory_bytes = gpu.memory_bytes;
-  }
-  if (auto size = a.value("gpu-mem")) c.gpu_memory_bytes = est::parse_byte_size(*size, "--gpu-mem");
-  if (auto size = a.value("cpu-mem")) c.cpu_memory_bytes = est::parse_byte_size(*size, "--cpu-mem");
-  if (auto margin = a.value("margin")) c.margin = est::parse_fraction(*margin, "--margin");
-  if (auto bw = a.value("bandwidth")) c.intra_node_bandwidth = est::parse_bandwidth(*bw, "--bandwidth");
-  if (auto bw = a.value("inter-node-bandwidth")) c.inter_node_bandwidth = est::parse_bandwidth(*bw, "--inter-node-bandwidth");
-}
-
-void apply_training_flags(const ParsedArgs& a, est::EstimateOptions& o) {
-  est::PrecisionSettings& p = o.precision;
-  if (auto mode = a.value("precision")) p.precision = est::parse_precision(*mode, "--precision");
-  if (a.has("low-precision-master")) p.low_precision_master = true;
-  if (a.has("low-precision-optimizer-states")) p.low_precision_optimizer_states = true;
-  if (auto name = a.value("optimizer")) {
-    p.optimizer = *name;
-    p.optimizer_states_per_param = est::optimizer_states_per_param(*name, "--optimizer");
-  }
-  est::WorkloadSettings& w = o.workload;
-  w.micro_batch = positive_integer(a, "micro-batch", w.micro_batch);
-  w.seq_len = positive_integer(a, "seq-len", w.seq_len);
-  w.grad_accum = positive_integer(a, "grad-accum", w.grad_accum);
-  if (auto mode = a.value("checkpointing")) w.checkpointing = est::parse_checkpointing(*mode, "--checkpointing");
-  if (a.has("flash-attention")) w.flash_attention = true;
-  est::ZeroBuckets& b = o.buckets;
-  if (auto v = a.value("reduce-bucket-size")) b.reduce_bucket_size = est::parse_count(*v, "--reduce-bucket-size");
-  if (auto v = a.value("allgather-bucket-size")) b.allgather_bucket_size = est::parse_count(*v, "--allgather-bucket-size");
-  if (auto v = a.value("prefetch-bucket-size")) b.prefetch_bucket_size = est::parse_count(*v, "--prefetch-bucket-size");
-  if (auto v = a.value("max-live-parameters")) b.max_live_parameters = est::parse_count(*v, "--max-live-parameters");
+void read_training_flags(const ParsedArgs& a, est::EstimateRequest& r) {
+  r.config = a.value("config").value_or("");
+  if (auto stage = a.integer("stage")) r.stage = static_cast<int>(*stage);
+  if (auto d = a.value("offload-optimizer")) r.offload_optimizer = est::parse_offload(*d, "--offload-optimizer");
+  if (auto d = a.value("offload-param")) r.offload_param = est::parse_offload(*d, "--offload-param");
+  if (auto mode = a.value("precision")) r.precision = est::parse_precision(*mode, "--precision");
+  r.low_precision_master = a.has("low-precision-master");
+  r.low_precision_optimizer_states = a.has("low-precision-optimizer-states");
+  r.optimizer = a.value("optimizer");
+  r.micro_batch = integer_flag(a, "micro-batch");
+  r.seq_len = integer_flag(a, "seq-len");
+  r.grad_accum = integer_flag(a, "grad-accum");
+  if (auto mode = a.value("checkpointing")) r.checkpointing = est::parse_checkpointing(*mode, "--checkpointing");
+  r.flash_attention = a.has("flash-attention");
+  r.reduce_bucket_size = count_flag(a, "reduce-bucket-size");
+  r.allgather_bucket_size = count_flag(a, "allgather-bucket-size");
+  r.prefetch_bucket_size = count_flag(a, "prefetch-bucket-size");
+  r.max_live_parameters = count_flag(a, "max-live-parameters");
   if (auto f = a.value("buffer-factor")) {
     try {
-      o.deepspeed_buffer_factor = std::stod(*f);
+      r.buffer_factor = std::stod(*f);
     } catch (const std::exception&) {
       throw UsageError("--buffer-factor expects a number, got '" + *f + "'");
     }
   }
   if (auto unit = a.value("units")) {
     if (*unit != "GiB" && *unit != "GB") throw UsageError("--units expects GiB or GB, got '" + *unit + "'");
-    o.display_unit = *unit == "GB" ? est::ByteUnit::kGB : est::ByteUnit::kGiB;
+    r.units = *unit == "GB" ? est::ByteUnit::kGB : est::ByteUnit::kGiB;
   }
+}
+
+void read_cluster_flags(const ParsedArgs& a, est::EstimateRequest& r) {
+  if (auto g = a.integer("gpus-per-node")) r.gpus_per_node = static_cast<int>(*g);
+  if (auto n = a.integer("nodes")) r.nodes = static_cast<int>(*n);
+  r.gpu = a.value("gpu").value_or("");
+  if (auto size = a.value("gpu-mem")) r.gpu_memory_bytes = est::parse_byte_size(*size, "--gpu-mem");
+  if (auto size = a.value("cpu-mem")) r.cpu_memory_bytes = est::parse_byte_size(*size, "--cpu-mem");
+  if (auto margin = a.value("margin")) r.margin = est::parse_fraction(*margin, "--margin");
+  if (auto bw = a.value("bandwidth")) r.bandwidth = est::parse_bandwidth(*bw, "--bandwidth");
+  if (auto bw = a.value("inter-node-bandwidth")) r.inter_node_bandwidth = est::parse_bandwidth(*bw, "--inter-node-bandwidth");
 }
 
 void print_gpu_list() {
@@ -213,24 +175,17 @@ void print_gpu_list() {
 }
 
 int run(const ParsedArgs& a) {
-  est::EstimateOptions options;
-  options.cluster.gpus_per_node = static_cast<int>(positive_integer(a, "gpus-per-node", 1));
-  options.cluster.nodes = static_cast<int>(positive_integer(a, "nodes", 1));
-  std::vector<std::string> config_notes;
-  if (auto path = a.value("config")) config_notes = est::apply_config_file(*path, options);
-  apply_plan_flags(a, options);
-  apply_memory_flags(a, options);
-  apply_training_flags(a, options);
-  est::ModelDescription model = describe_model(a);
-  for (const auto& note : config_notes) model.notes.push_back("config: " + note);
-  const est::Estimate estimate = est::run_estimate(model, options);
+  // The flags become the request the GUI's Estimator page also builds; the library does the rest.
+  est::EstimateRequest request;
+  read_model_flags(a, request);
+  read_training_flags(a, request);
+  read_cluster_flags(a, request);
+  const est::Estimate estimate = est::estimate_request(request);
   if (a.has("json"))
     std::cout << est::estimate_to_json(estimate).dump(2) << "\n";
   else
     std::cout << est::format_estimate_text(estimate, a.has("explain"));
-  const est::Verdict& v = estimate.verdict;
-  const bool failed = v.has_gpu_memory && (!v.recommended || (v.requested_fits && !*v.requested_fits));
-  return failed ? kExitFindings : kExitOk;
+  return est::estimate_failed(estimate) ? kExitFindings : kExitOk;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// shardscope sessions list|show|compare|export|delete --db FILE: the CLI twin of the GUI's
+// shardscope sessions list|show|compare|export|delete|rename|tag --db FILE: the CLI twin of the GUI's
 // Sessions page. Tables for people, --json for scripts; the work is in the sessions library.
 #include <unistd.h>
 
@@ -15,12 +15,15 @@
 #include "configs/did_you_mean.hpp"
 #include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
+#include "profiler/profile_selection.hpp"
+#include "profiler/profiler_error.hpp"
 #include "sessions/display_text.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/host_probe.hpp"
 #include "sessions/session_compare.hpp"
 #include "sessions/session_export.hpp"
 #include "sessions/session_json.hpp"
+#include "sessions/session_labels.hpp"
 #include "sessions/store.hpp"
 
 namespace shardscope::app {
@@ -223,12 +226,77 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
   if (comms.size() > 1) std::cout << "\n", print_table(std::cout, comms);
 }
 
+profiler::ProfileSelection selection_from_flags(const ParsedArgs& parsed, std::int64_t origin_ns) {
+  profiler::ProfileSelection selection;
+  try {
+    if (auto range = parsed.value("select-time")) selection.time_range_ns = profiler::parse_time_range_ms(*range, origin_ns);
+  } catch (const profiler::ProfilerError& e) {
+    throw UsageError(e.what());
+  }
+  selection.step = parsed.integer("select-step");
+  selection.kernel = parsed.value("select-kernel").value_or("");
+  selection.collective = parsed.value("select-collective").value_or("");
+  return selection;
+}
+
 nlohmann::json memory_report_json(const engine::SessionMemoryReport& r) {
   const auto opt = [](const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   const auto& p = r.prediction;
   return {{"predicted", {{"model_states_bytes", p.model_states_bytes}, {"buffers_bytes", p.buffers_bytes},
                          {"activations_bytes", p.activations_bytes}, {"total_bytes", p.total_bytes}}},
           {"measured_step_end_bytes", opt(r.measured_step_end_bytes)}, {"measured_peak_bytes", opt(r.measured_peak_bytes)}};
+}
+
+// `show --profile [--select-...]`: the analyses of the records the selection keeps.
+struct ShownProfile {
+  std::optional<profiler::ProfileAnalyses> analyses;
+  std::string selected;                          ///< the selection in words; empty: everything
+  std::vector<CommOpStat> selected_collectives;  ///< the collectives in the selection
+};
+
+ShownProfile load_shown_profile(const ParsedArgs& parsed, Store& store, std::int64_t id,
+                                const profiler::AnalysisOptions& options) {
+  ShownProfile shown;
+  if (!parsed.has("profile")) {
+    if (parsed.has("select-time") || parsed.has("select-step") || parsed.has("select-kernel") ||
+        parsed.has("select-collective"))
+      throw UsageError("the --select-* flags narrow the profile analyses: add --profile");
+    return shown;
+  }
+  const auto records = profiler::load_profile_records(store, id);
+  const profiler::ProfileSelection selection = selection_from_flags(parsed, profiler::profile_origin_ns(records));
+  const auto kept = profiler::select_records(records, selection);
+  if (!selection.empty()) {
+    shown.selected = profiler::describe_selection(selection, profiler::profile_origin_ns(records));
+    shown.selected_collectives = profiler::summarize_collectives(kept.comms);
+  }
+  shown.analyses = profiler::analyze_records(kept, options);
+  return shown;
+}
+
+nlohmann::json shown_profile_json(const ShownProfile& shown) {
+  nlohmann::json out = profiler::to_json(*shown.analyses);
+  if (shown.selected.empty()) return out;
+  out["selection"] = shown.selected;
+  out["collectives"] = nlohmann::json::array();
+  for (const auto& c : shown.selected_collectives)
+    out["collectives"].push_back({{"op", c.op}, {"count", c.count}, {"total_bytes", c.total_bytes},
+                                  {"total_latency_s", c.total_latency_s}});
+  return out;
+}
+
+void print_shown_profile(const ShownProfile& shown, const profiler::AnalysisOptions& options) {
+  // Kernel and range names come from the recorded file: control characters are shown escaped.
+  if (!shown.selected.empty()) std::cout << "\nselection: " << escape_control_characters(shown.selected, true) << "\n";
+  if (shown.analyses)
+    std::cout << "\n" << escape_control_characters(profiler::format_profile_analyses(*shown.analyses, options), true);
+  if (shown.selected.empty()) return;
+  Table comms{{"collective in the selection", "count", "bytes", "time s"}};
+  for (const auto& c : shown.selected_collectives)
+    comms.push_back({c.op, std::to_string(c.count), format_bytes(static_cast<std::uint64_t>(c.total_bytes)),
+                     number(c.total_latency_s)});
+  std::cout << "\n";
+  print_table(std::cout, comms);
 }
 
 int show_action(const CommandArgs& args) {
@@ -238,7 +306,11 @@ int show_action(const CommandArgs& args) {
   parser.positional("SESSION", "the session to show")
       .option("warmup", "N", "leave the first N steps out of timing and throughput")
       .flag("json", "print one JSON document {detail, summary}")
-      .flag("profile", "add the profile analyses (phases, comm overlap, kernels, idle, stragglers)");
+      .flag("profile", "add the profile analyses (phases, comm overlap, kernels, idle, stragglers)")
+      .option("select-time", "A:B", "with --profile: only what overlaps A..B ms from the first record")
+      .option("select-step", "N", "with --profile: only step N")
+      .option("select-kernel", "NAME", "with --profile: only this kernel (and the steps it ran in)")
+      .option("select-collective", "OP", "with --profile: only this collective (all_reduce, ...) and its steps");
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) return std::cout << parser.help_text(), kExitOk;
   Store store = open_store(require_db(parsed, "show"));
@@ -249,19 +321,17 @@ int show_action(const CommandArgs& args) {
   const auto summary = summarize_session(store, id, options);
   profiler::AnalysisOptions profile_options;
   profile_options.warmup_steps = options.warmup_steps;
-  std::optional<profiler::ProfileAnalyses> profile;
-  if (parsed.has("profile")) profile = profiler::analyze_session(store, id, profile_options);
+  const ShownProfile profile = load_shown_profile(parsed, store, id, profile_options);
   const auto memory = engine::session_memory_report(store, id, options.warmup_steps);
   if (parsed.has("json")) {
     nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}};
-    if (profile) out["profile"] = profiler::to_json(*profile);
+    if (profile.analyses) out["profile"] = shown_profile_json(profile);
     if (memory) out["memory_prediction"] = memory_report_json(*memory);
     std::cout << json_text(out) << "\n";
   } else {
     print_summary(detail, summary);
     if (memory) std::cout << "\n" << escape_control_characters(engine::session_memory_report_text(*memory), true);
-    if (profile)
-      std::cout << "\n" << escape_control_characters(profiler::format_profile_analyses(*profile, profile_options), true);
+    print_shown_profile(profile, profile_options);
   }
   return kExitOk;
 }
@@ -291,6 +361,7 @@ void print_comparison(const SessionComparison& c, std::int64_t every, bool curve
   }
   print_table(std::cout, t);
   header[0] = "path";
+  print_diff("run diff", c.run_diff, header);
   print_diff("config diff", c.config_diff, header);
   print_diff("environment diff", c.environment_diff, header);
   if (!curves) return;
@@ -310,7 +381,8 @@ void print_comparison(const SessionComparison& c, std::int64_t every, bool curve
 
 int compare_action(const CommandArgs& args) {
   ArgParser parser = make_parser("compare", "Compares 2 to 8 sessions aligned by step: summary deltas against the\n"
-                                            "first, resolved-config and environment diffs, and optionally curves.");
+                                            "first, run (command line and flags), resolved-config and environment\n"
+                                            "diffs, and optionally curves.");
   parser.positional("SESSION", "sessions to compare (the first is the baseline)", 2, 8)
       .option("metric", "NAME", "curve to include (repeatable; default loss, lr, step time, ...)", true)
       .option("smoothing", "KIND", "none, ema, twema (W&B default), running")
@@ -407,13 +479,40 @@ int delete_action(const CommandArgs& args) {
   return kExitOk;
 }
 
+int rename_action(const CommandArgs& args) {
+  ArgParser parser = make_parser("rename", "Renames one session (its records are untouched).");
+  parser.positional("SESSION", "the session (id, uid prefix or name)").positional("NAME", "the new name");
+  const ParsedArgs parsed = parser.parse(args);
+  if (parsed.help) return std::cout << parser.help_text(), kExitOk;
+  Store store = open_store(require_db(parsed, "rename"));
+  const auto id = find_session(store, parsed.positionals[0]);
+  rename_session(store, id, parsed.positionals[1]);
+  std::cout << "session " << id << " is now '" << parsed.positionals[1] << "'\n";
+  return kExitOk;
+}
+
+int tag_action(const CommandArgs& args) {
+  ArgParser parser = make_parser("tag", "Adds and removes tags of one session; prints its tags afterwards.");
+  parser.positional("SESSION", "the session (id, uid prefix or name)")
+      .option("add", "TAG", "add TAG (repeatable)", true)
+      .option("remove", "TAG", "remove TAG (repeatable)", true);
+  const ParsedArgs parsed = parser.parse(args);
+  if (parsed.help) return std::cout << parser.help_text(), kExitOk;
+  Store store = open_store(require_db(parsed, "tag"));
+  const auto id = find_session(store, parsed.positionals[0]);
+  const auto tags = edit_session_tags(store, id, parsed.values("add"), parsed.values("remove"));
+  std::cout << "session " << id << " tags: " << join(tags, ", ") << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_sessions_command(const CommandArgs& args) {
   static const std::vector<std::pair<std::string, int (*)(const CommandArgs&)>> actions = {
       {"list", list_action}, {"show", show_action}, {"compare", compare_action},
-      {"export", export_action}, {"delete", delete_action}, {"import", run_sessions_import}};
-  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|import --db FILE [options]\n";
+      {"export", export_action}, {"delete", delete_action}, {"rename", rename_action}, {"tag", tag_action},
+      {"import", run_sessions_import}};
+  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|rename|tag|import --db FILE [options]\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? std::cerr : std::cout) << usage << "Run 'shardscope sessions <action> --help' for its options.\n";
     return args.empty() ? kExitUsage : kExitOk;
@@ -433,7 +532,7 @@ int run_sessions_command(const CommandArgs& args) {
   }
   std::string message = "unknown sessions action '" + args[0] + "'";
   if (auto guess = configs::closest_match(args[0], names)) message += "; did you mean '" + *guess + "'?";
-  throw UsageError(message + " (list, show, compare, export, delete, import)");
+  throw UsageError(message + " (list, show, compare, export, delete, rename, tag, import)");
 }
 
 }  // namespace shardscope::app

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <qcustomplot.h>
 
@@ -15,21 +16,52 @@ QVector<double> scaled(const std::vector<double>& v, double scale) {
   return out;
 }
 
-void set_value_axis(QCustomPlot* plot, bool log_scale) {
-  if (log_scale) {
-    plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
-    plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    plot->yAxis->setNumberFormat("eb");
-    plot->yAxis->setNumberPrecision(0);
-  } else {
-    plot->yAxis->setScaleType(QCPAxis::stLinear);
-    plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-    plot->yAxis->setNumberFormat("gb");
-    plot->yAxis->setNumberPrecision(4);
-  }
+/// The smallest and largest value drawn (positive ones only on a log axis).
+std::optional<std::pair<double, double>> value_extent(const PlotCurve& curve, double scale, bool positive_only) {
+  std::optional<std::pair<double, double>> extent;
+  for (const auto* list : {&curve.raw, &curve.smoothed})
+    for (const auto& series : *list)
+      for (double y : series.y) {
+        const double v = y * scale;
+        if (!std::isfinite(v) || (positive_only && v <= 0)) continue;
+        extent = extent ? std::make_pair(std::min(extent->first, v), std::max(extent->second, v)) : std::make_pair(v, v);
+      }
+  return extent;
 }
 
 }  // namespace
+
+void fit_value_axis(QCustomPlot* plot, const PlotCurve& curve, double scale, bool log_scale) {
+  QCPAxis* axis = plot->yAxis;
+  const auto extent = value_extent(curve, scale, log_scale);
+  axis->setScaleType(log_scale ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  if (!extent) {
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    return;
+  }
+  auto [lo, hi] = *extent;
+  // A log ticker labels powers of ten; inside one decade it would print "6·10⁰" at every tick, so
+  // there the ticks are plain numbers on the log scale.
+  const bool decades = log_scale && hi / lo >= 10;
+  if (decades) {
+    axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    axis->setNumberFormat("eb");
+    axis->setNumberPrecision(0);
+  } else {
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    axis->setNumberFormat("gb");
+    axis->setNumberPrecision(4);
+  }
+  // Room above and below, so a flat curve (memory on the CPU) is drawn inside the frame, not on it.
+  if (log_scale) {
+    const double factor = std::max(1.02, std::pow(hi / lo, 0.06));
+    axis->setRange(lo / factor, hi * factor);
+  } else {
+    const double pad = std::max({0.06 * (hi - lo), 0.02 * std::max(std::abs(hi), std::abs(lo)), 1e-12});
+    axis->setRange(lo - pad, hi + pad);
+  }
+}
+
 
 QColor series_color(std::size_t index) {
   static const QColor kPalette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
@@ -94,23 +126,13 @@ void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::ve
       line->setName(QString::fromStdString(sessions[s].label));
     }
   }
-  set_value_axis(plot, style.log_scale);
   plot->xAxis->setLabel(QObject::tr("step"));
   plot->yAxis->setLabel(metric_title(curve.metric));
-  plot->rescaleAxes();
-  if (plot->yAxis->range().size() <= 1e-9 * std::abs(plot->yAxis->range().upper)) {
-    const double v = plot->yAxis->range().upper;  // a constant curve: a band around it
-    plot->yAxis->setRange(v - 0.05 * std::abs(v) - 1e-12, v + 0.05 * std::abs(v) + 1e-12);
-  }
-  if (style.log_scale) {
-    // A log axis cannot show zero or negative values; start at the smallest positive one.
-    double lo = INFINITY;
-    for (const auto& series : curve.raw)
-      for (double y : series.y)
-        if (y * scale > 0) lo = std::min(lo, y * scale);
-    if (std::isfinite(lo)) plot->yAxis->setRangeLower(lo);
-  }
+  plot->xAxis->rescale();
+  fit_value_axis(plot, curve, scale, style.log_scale);
+  // The page's header names the colours; an exported chart shows this legend (gui_export.hpp).
   plot->legend->setVisible(false);
+  plot->legend->setFont(QFont(plot->font().family(), 8));
   plot->replot();
 }
 
@@ -149,8 +171,23 @@ void draw_timer_breakdown(QCustomPlot* plot, const std::vector<sessions::Session
   plot->yAxis->setRange(0, highest * 1.15);
   plot->legend->setVisible(!summaries.empty());
   plot->legend->setFont(QFont(plot->font().family(), 8));
-  plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  place_legend_below(plot, 4);
   plot->replot();
+}
+
+void place_legend_below(QCustomPlot* plot, int per_row) {
+  QCPLegend* legend = plot->legend;
+  if (legend->layout() == plot->axisRect()->insetLayout()) {
+    plot->axisRect()->insetLayout()->take(legend);
+    plot->axisRect()->insetLayout()->simplify();
+    plot->plotLayout()->addElement(plot->plotLayout()->rowCount(), 0, legend);
+    plot->plotLayout()->setRowStretchFactor(plot->plotLayout()->rowCount() - 1, 0.001);
+  }
+  legend->setWrap(per_row);
+  legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-lays the entries out at the new wrap
+  legend->setMargins(QMargins(4, 2, 4, 2));
+  legend->setRowSpacing(0);
+  legend->setColumnSpacing(8);
 }
 
 }  // namespace shardscope::gui

@@ -24,6 +24,15 @@ struct CurveStyle {
   bool show_raw = true;  ///< the unsmoothed curve, faint, under the smoothed one
 };
 
+/// Sets the value axis to the curve's values with room above and below (5-6 %, at least 2 % of the
+/// magnitude, so a flat curve sits inside the frame); a log axis labels powers of ten only when the
+/// values span a decade (else plain numbers, never the same label twice).
+void fit_value_axis(QCustomPlot* plot, const PlotCurve& curve, double scale, bool log_scale);
+
+/// Moves the plot's legend under its axes, `per_row` entries to a row, so it never covers a bar
+/// (bar charts fill their frame; a legend inside would hide the tallest). Idempotent.
+void place_legend_below(QCustomPlot* plot, int per_row);
+
 /// Redraws `plot` with one curve per session of `curve`.
 void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::vector<SessionRef>& sessions,
                         const CurveStyle& style);

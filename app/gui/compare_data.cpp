@@ -55,6 +55,7 @@ void compare_in_one_file(const std::vector<SessionRef>& refs, std::int64_t warmu
   out.summary = std::move(c.summary);
   out.config_diff = std::move(c.config_diff);
   out.environment_diff = std::move(c.environment_diff);
+  out.run_diff = std::move(c.run_diff);
   for (const auto& curve : c.curves) {
     RawCurve raw{curve.metric, {}};
     for (const auto& values : curve.values) raw.sessions.push_back(series_of(curve.steps, values));
@@ -67,7 +68,7 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
   std::map<std::string, std::unique_ptr<ss::Store>> stores;
   for (const auto& r : refs)
     if (!stores.count(r.file)) stores[r.file] = std::make_unique<ss::Store>(open_reader(r.file));
-  std::vector<Leaves> configs, environments;
+  std::vector<Leaves> configs, environments, runs;
   std::set<std::string> timers;
   ss::SummaryOptions summary_options;
   summary_options.warmup_steps = warmup;
@@ -77,6 +78,7 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
     out.summaries.push_back(ss::summarize_session(store, r.id, summary_options));
     configs.push_back(detail.config_json.empty() ? Leaves{} : ss::flatten_json_text(detail.config_json));
     environments.push_back(ss::environment_leaves(detail));
+    runs.push_back(ss::run_leaves(detail));
     for (auto& name : ss::load_timer_names(store, r.id)) timers.insert(name);
   }
   for (auto metric : compared_metrics()) {
@@ -92,6 +94,7 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
   out.summary = ss::summary_deltas(out.summaries);
   out.config_diff = ss::diff_documents(configs, false);
   out.environment_diff = ss::diff_documents(environments, false);
+  out.run_diff = ss::diff_documents(runs, false);
 }
 
 }  // namespace
@@ -130,9 +133,9 @@ Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup
   Comparison out;
   out.sessions = refs;
   try {
-    if (refs.size() < ss::kMinCompared || refs.size() > ss::kMaxCompared)
-      throw std::invalid_argument("select 2 to 8 sessions to compare (" + std::to_string(refs.size()) + " selected)");
-    bool one_file = true;
+    if (refs.empty() || refs.size() > ss::kMaxCompared)
+      throw std::invalid_argument("select 1 to 8 sessions to compare (" + std::to_string(refs.size()) + " selected)");
+    bool one_file = refs.size() >= ss::kMinCompared;  // the library compares 2 or more
     for (const auto& r : refs) one_file = one_file && r.file == refs.front().file;
     if (one_file)
       compare_in_one_file(refs, warmup_steps, out);

@@ -1,7 +1,7 @@
 #pragma once
 // What the Sessions & Compare page shows, as plain data computed off the GUI thread: the sessions
-// of several files, a comparison of 2 to 8 of them (the sessions library's compare_sessions when
-// they share a file, the same pieces composed when they do not), and plot-ready curves (smoothed
+// of several files, a comparison of 1 to 8 of them (the sessions library's compare_sessions when
+// 2 or more share a file, the same pieces composed otherwise), and plot-ready curves (smoothed
 // with the library's smoothing, then downsampled).
 
 #include <cstdint>
@@ -48,6 +48,7 @@ struct Comparison {
   std::vector<sessions::SummaryDelta> summary;
   std::vector<sessions::DiffRow> config_diff;       ///< every path; DiffRow::differs marks changes
   std::vector<sessions::DiffRow> environment_diff;
+  std::vector<sessions::DiffRow> run_diff;          ///< command lines, their flags, ranks, hosts
   bool same_file = false;  ///< computed by sessions::compare_sessions itself
   std::string error;       ///< set instead of the rest when the comparison failed
 };
@@ -55,7 +56,8 @@ struct Comparison {
 /// The metrics the compare page overlays, in display order.
 const std::vector<sessions::Metric>& compared_metrics();
 
-/// Compares `refs` in order (the first is the baseline); never throws (errors land in `error`).
+/// Compares `refs` in order (the first is the baseline); one session is shown on its own (its
+/// curves, summary, run, config and environment, no deltas). Never throws (errors land in `error`).
 Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps = 0);
 
 struct PlotOptions {

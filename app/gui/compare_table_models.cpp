@@ -115,8 +115,10 @@ void DiffTableModel::setDiffOnly(bool diff_only) {
 
 void DiffTableModel::rebuild() {
   shown_.clear();
+  // One session has nothing to differ from: it shows every row.
+  const bool single = sessions_.size() < 2;
   for (const auto& row : all_)
-    if (row.differs || !diff_only_) shown_.push_back(&row);
+    if (row.differs || !diff_only_ || single) shown_.push_back(&row);
 }
 
 int DiffTableModel::rowCount(const QModelIndex& parent) const {
@@ -141,6 +143,8 @@ QVariant DiffTableModel::data(const QModelIndex& index, int role) const {
   }
   const auto& value = row.values[static_cast<std::size_t>(index.column() - 1)];
   if (role == Qt::DisplayRole) return value ? QString::fromStdString(*value) : tr("(absent)");
+  // A long value (a command line) is elided in its cell; the tooltip keeps all of it.
+  if (role == Qt::ToolTipRole && value) return QString::fromStdString(*value);
   if (role == Qt::ForegroundRole && !value) return QBrush(Qt::gray);
   // A value that differs from the baseline's is highlighted, as a diff view does.
   if (role == Qt::BackgroundRole && index.column() > 1 && value != row.values[0]) return QBrush(QColor(255, 243, 205));

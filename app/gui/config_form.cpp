@@ -23,6 +23,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   error_ = new QLabel;
   error_->setWordWrap(true);
+  error_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long message wraps, never widens
   error_->setStyleSheet("color: #b00020");
   error_->hide();
   layout->addWidget(error_);
@@ -52,8 +53,13 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
       if (field.kind == FormFieldKind::kTriBool) combo->addItems({"true", "false"});
       for (const auto& choice : field.choices) combo->addItem(QString::fromStdString(choice));
       combo->setEditable(field.kind == FormFieldKind::kChoice);
-      connect(combo, &QComboBox::currentTextChanged, this, [this, path, kind = field.kind](const QString& text) {
-        if (updating_) return;
+      connect(combo, &QComboBox::currentTextChanged, this, [this, combo, path, kind = field.kind](const QString& text) {
+        if (updating_ || text.startsWith(QLatin1String(kPrecisionConflict))) return;
+        if (kind == FormFieldKind::kPrecision) {  // a chosen mode ends the conflict
+          updating_ = true;
+          showPrecision(combo, text);
+          updating_ = false;
+        }
         const std::string json = kind == FormFieldKind::kTriBool ? text.toStdString()
                                                                   : choice_field_json(text.toStdString());
         emit fieldEdited(path, QString::fromStdString(json));
@@ -61,9 +67,11 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
       widget = combo;
     }
     widget->setToolTip(tooltip(field));
+    if (field.kind == FormFieldKind::kPrecision) precision_tooltip_ = tooltip(field);
     widget->setObjectName(path);
     widgets_.insert(path, widget);
-    form->addRow(QString::fromStdString(field.label), widget);
+    // A form label's '&' marks a mnemonic; "Weights & Biases" must read as written.
+    form->addRow(QString::fromStdString(field.label).replace('&', "&&"), widget);
   }
   layout->addStretch(1);
 }
@@ -80,10 +88,29 @@ void ConfigForm::setValues(const std::map<std::string, std::string>& values) {
       if (!same) edit->setText(text);
       edit->setStyleSheet(QString());
     } else if (auto* combo = qobject_cast<QComboBox*>(widget)) {
-      combo->setCurrentText(text);
+      if (path == "precision") showPrecision(combo, text);
+      else combo->setCurrentText(text);
     }
   }
   updating_ = false;
+}
+
+void ConfigForm::showPrecision(QComboBox* combo, const QString& mode) {
+  // fp16 and bf16 both on is no mode DeepSpeed runs: show the conflict, not one of the two.
+  const QString conflict = QString::fromLatin1(kPrecisionConflict) + tr(" (conflict)");
+  const int index = combo->findText(conflict);
+  if (mode == QLatin1String(kPrecisionConflict)) {
+    if (index < 0) combo->addItem(conflict);
+    combo->setCurrentText(conflict);
+    combo->setStyleSheet("QComboBox { color: #b00020; }");
+    combo->setToolTip(tr("<b>fp16.enabled and bf16.enabled are both true</b><br>DeepSpeed refuses this: "
+                         "\"bfloat16 and fp16 modes cannot be simultaneously enabled\". Choose one."));
+    return;
+  }
+  if (index >= 0) combo->removeItem(index);
+  combo->setCurrentText(mode);
+  combo->setStyleSheet(QString());
+  combo->setToolTip(precision_tooltip_);
 }
 
 void ConfigForm::setParseError(const QString& error) {

@@ -9,6 +9,7 @@
 #include <QHash>
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 
 namespace shardscope::gui {
@@ -31,7 +32,10 @@ class ConfigForm : public QWidget {
   void fieldEdited(const QString& path, const QString& value_json);
 
  private:
+  void showPrecision(QComboBox* combo, const QString& mode);
+
   QHash<QString, QWidget*> widgets_;
+  QString precision_tooltip_;
   QLabel* error_ = nullptr;
   bool updating_ = false;
 };

@@ -4,62 +4,49 @@
 
 #include <nlohmann/json.hpp>
 
+#include "configs/config_document.hpp"
+#include "configs/config_text_edit.hpp"
+
 namespace shardscope::gui {
 namespace {
 
-using Json = nlohmann::ordered_json;  // ordered: the user's key order survives a form edit
+using Json = nlohmann::json;
 
-std::vector<std::string> split_path(const std::string& path) {
-  std::vector<std::string> parts;
+const configs::ConfigNode* find_path(const configs::ConfigNode& root, const std::string& path) {
+  const configs::ConfigNode* node = &root;
   std::size_t start = 0;
-  for (std::size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
-    parts.push_back(path.substr(start, dot - start));
-  parts.push_back(path.substr(start));
-  return parts;
-}
-
-const Json* find_path(const Json& root, const std::string& path) {
-  const Json* node = &root;
-  for (const auto& key : split_path(path)) {
+  while (true) {
+    const std::size_t dot = path.find('.', start);
     if (!node->is_object()) return nullptr;
-    auto it = node->find(key);
-    if (it == node->end()) return nullptr;
-    node = &*it;
+    node = node->find(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (!node || dot == std::string::npos) return node;
+    start = dot + 1;
   }
-  return node;
 }
 
-void set_path(Json& root, const std::string& path, const std::optional<Json>& value) {
-  const auto parts = split_path(path);
-  Json* node = &root;
-  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (!value && (!node->is_object() || !node->contains(parts[i]))) return;  // nothing to remove
-    Json& child = (*node)[parts[i]];
-    if (!child.is_object()) child = Json::object();
-    node = &child;
-  }
-  if (value)
-    (*node)[parts.back()] = *value;
-  else
-    node->erase(parts.back());
+bool enabled(const configs::ConfigNode& root, const char* block) {
+  const configs::ConfigNode* flag = find_path(root, std::string(block) + ".enabled");
+  return flag && flag->kind == configs::ConfigNode::Kind::kBool && flag->bool_value;
 }
 
-bool enabled(const Json& root, const char* block) {
-  const Json* flag = find_path(root, std::string(block) + ".enabled");
-  return flag && flag->is_boolean() && flag->get<bool>();
+/// What the precision box shows: both blocks on is DeepSpeed's assertion, not a mode.
+std::string precision_value(const configs::ConfigNode& root) {
+  // DeepSpeed still reads the legacy "bfloat16" block as bf16.
+  const bool bf16 = enabled(root, "bf16") || enabled(root, "bfloat16");
+  const bool fp16 = enabled(root, "fp16");
+  if (bf16 && fp16) return Json(kPrecisionConflict).dump();
+  return bf16 ? "\"bf16\"" : fp16 ? "\"fp16\"" : "\"fp32\"";
 }
 
-Json parse_text(const std::string& text) {
-  // DeepSpeed reads configs with hjson, so comments are allowed; the form keeps to JSON + comments.
-  return Json::parse(text, nullptr, true, /*ignore_comments=*/true);
-}
-
-void apply_precision(Json& root, const std::string& mode) {
-  // Only touch blocks that exist or that must turn on: fp32 is the absence of both.
-  for (const char* block : {"fp16", "bf16"}) {
+std::string apply_precision(std::string text, const std::string& mode) {
+  // Only blocks that exist or must turn on are touched: fp32 is the absence of both.
+  const configs::ConfigDocument document = configs::parse_config_text(text, "config");
+  for (const char* block : {"fp16", "bf16", "bfloat16"}) {
     const bool on = mode == block;
-    if (on || root.contains(block)) set_path(root, std::string(block) + ".enabled", Json(on));
+    const bool present = document.root && document.root->is_object() && document.root->find(block);
+    if (on || present) text = configs::set_config_value(text, std::string(block) + ".enabled", on ? "true" : "false");
   }
+  return text;
 }
 
 }  // namespace
@@ -109,50 +96,44 @@ const std::vector<FormField>& config_form_fields() {
 }
 
 std::optional<std::map<std::string, std::string>> read_form_values(const std::string& text, std::string* error) {
-  Json root;
-  try {
-    root = parse_text(text);
-  } catch (const Json::exception& e) {
-    if (error) *error = e.what();
-    return std::nullopt;
-  }
-  if (!root.is_object()) {
-    if (error) *error = "the config must be a JSON object";
+  // The configs library's parser reads what DeepSpeed's hjson reader reads (comments, trailing
+  // commas, unquoted keys, quoteless strings) and says where the first error is.
+  const configs::ConfigDocument document = configs::parse_config_text(text, "config");
+  for (const auto& d : document.parse_diagnostics)
+    if (d.severity == configs::Severity::kError) {
+      if (error)
+        *error = "line " + std::to_string(d.location.line) + ", column " + std::to_string(d.location.column) + ": " +
+                 d.message + (d.hint.empty() ? "" : " (" + d.hint + ")");
+      return std::nullopt;
+    }
+  if (!document.root || !document.root->is_object()) {
+    if (error) *error = "the config must be a JSON object {...}";
     return std::nullopt;
   }
   std::map<std::string, std::string> values;
   for (const auto& field : config_form_fields()) {
     if (field.kind == FormFieldKind::kPrecision) {
-      values[field.path] = enabled(root, "bf16") ? "\"bf16\"" : enabled(root, "fp16") ? "\"fp16\"" : "\"fp32\"";
+      values[field.path] = precision_value(*document.root);
       continue;
     }
-    const Json* node = find_path(root, field.path);
-    values[field.path] = node ? node->dump() : std::string();
+    const configs::ConfigNode* node = find_path(*document.root, field.path);
+    values[field.path] = node ? configs::to_json_text(*node) : std::string();
   }
   return values;
 }
 
 std::string apply_form_value(const std::string& text, const std::string& path, const std::string& value_json) {
-  Json root;
   try {
-    root = text.find_first_not_of(" \t\r\n") == std::string::npos ? Json::object() : parse_text(text);
-  } catch (const Json::exception& e) {
-    throw std::invalid_argument(std::string("the editor's text does not parse: ") + e.what());
-  }
-  if (!root.is_object()) throw std::invalid_argument("the config must be a JSON object");
-  std::optional<Json> value;
-  if (!value_json.empty()) {
-    try {
-      value = Json::parse(value_json);
-    } catch (const Json::exception& e) {
-      throw std::invalid_argument("bad value for " + path + ": " + e.what());
+    if (path == "precision") {
+      const Json mode = value_json.empty() ? Json("fp32") : Json::parse(value_json);
+      return apply_precision(text, mode.is_string() ? mode.get<std::string>() : "fp32");
     }
+    return configs::set_config_value(text, path, value_json.empty() ? std::nullopt : std::optional(value_json));
+  } catch (const configs::ConfigEditError& e) {
+    throw std::invalid_argument(e.what());
+  } catch (const Json::exception& e) {
+    throw std::invalid_argument("bad value for " + path + ": " + e.what());
   }
-  if (path == "precision")
-    apply_precision(root, value && value->is_string() ? value->get<std::string>() : "fp32");
-  else
-    set_path(root, path, value);
-  return root.dump(2) + "\n";
 }
 
 std::optional<std::string> number_field_json(const std::string& text) {
@@ -189,6 +170,7 @@ std::string field_display_text(const std::string& value_json) {
   if (value_json.empty()) return {};
   try {
     const Json value = Json::parse(value_json);
+    if (value.is_number()) return value_json;  // as written: 3e-4 stays 3e-4
     return value.is_string() ? value.get<std::string>() : value.dump();
   } catch (const Json::exception&) {
     return value_json;

@@ -97,6 +97,8 @@ void add_checks(QTreeWidget* tree, const std::vector<sessions::EnvironmentCheck>
 EnvironmentPage::EnvironmentPage(QWidget* parent) : QWidget(parent) {
   summary_ = new QLabel(tr("Reading the environment report…"), this);
   summary_->setWordWrap(true);
+  // A failing CLI can print one very long line: it wraps in the space there is, never widens the window.
+  summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   refresh_button_ = new QPushButton(tr("&Refresh"), this);
   refresh_button_->setToolTip(tr("Run `shardscope report --json` again (F5)"));
   refresh_button_->setShortcut(QKeySequence::Refresh);
@@ -120,14 +122,28 @@ EnvironmentPage::EnvironmentPage(QWidget* parent) : QWidget(parent) {
   process_ = new QProcess(this);
   connect(process_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus) { onFinished(code); });
   connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
-    if (error == QProcess::FailedToStart)
-      showError(tr("Could not start %1: %2. Build the CLI (scripts/build.sh) or set SHARDSCOPE_CLI.")
-                    .arg(process_->program(), process_->errorString()));
+    if (error == QProcess::FailedToStart) showError(cli_missing_message(process_->program(), process_->errorString()));
   });
   connect(refresh_button_, &QPushButton::clicked, this, &EnvironmentPage::refresh);
   connect(copy_button_, &QPushButton::clicked, this,
           [this] { QApplication::clipboard()->setText(reportText()); emit statusMessage(tr("Report copied")); });
 }
+
+EnvironmentPage::~EnvironmentPage() { stop(); }
+
+void EnvironmentPage::stop() {
+  // ~QProcess kills a running child and emits finished(); by then the page's other children may be
+  // gone (Ctrl+Q while the report loads used to crash in onFinished). Disconnect first, then reap.
+  process_->disconnect(this);
+  if (process_->state() != QProcess::NotRunning) {
+    process_->kill();
+    process_->waitForFinished(3000);
+  }
+}
+
+bool EnvironmentPage::isLoading() const { return process_->state() != QProcess::NotRunning; }
+
+qint64 EnvironmentPage::processId() const { return process_->processId(); }
 
 void EnvironmentPage::refresh() {
   if (process_->state() != QProcess::NotRunning) return;

@@ -18,9 +18,16 @@ class EnvironmentPage : public QWidget {
 
  public:
   explicit EnvironmentPage(QWidget* parent = nullptr);
+  ~EnvironmentPage() override;
 
   /// Starts `shardscope report --json`; reportLoaded or reportFailed follows.
   void refresh();
+  /// Ends a report still loading, without signals (the window is closing): the child is killed
+  /// and reaped here, so its end can never reach a half-destroyed page.
+  void stop();
+  bool isLoading() const;
+  /// The running child's pid (0 when none), for tests.
+  qint64 processId() const;
   /// The report in the CLI's text form (with this GUI's Qt version), for the clipboard.
   QString reportText() const;
   bool hasReport() const { return has_report_; }

@@ -1,6 +1,7 @@
 #pragma once
 // The Estimator page's chart: one stacked bar per plan (params, gradients, optimizer,
-// activations, buffers per GPU, in GiB) and the GPU's memory as a horizontal line.
+// activations, buffers per GPU, in the estimate's unit), the usable memory fit is judged against
+// (red, dashed), the GPU's memory (grey, dotted), and the recommended and requested plans marked.
 
 class QCustomPlot;
 

@@ -1,13 +1,16 @@
 #pragma once
-// The Estimator page: "will it fit, and on what?" before any GPU is rented. The fields mirror the
-// flags of `shardscope estimate`; every change re-runs the estimate (debounced, on a worker
-// thread) and refreshes the table, the stacked bar chart and the recommendation.
+// The Estimator page: "will it fit, and on what?" before any GPU is rented. The fields are the
+// flags of `shardscope estimate`, each "auto" until set, so a field left alone means what the
+// flag left out means (the DeepSpeed config's value, else EstimateOptions' default); every change
+// re-runs the estimate (debounced, on a worker thread) and refreshes the table, the stacked bar
+// chart, the recommendation and the equivalent command line.
 
 #include <QFutureWatcher>
 #include <QWidget>
 
 #include "app/gui/estimator_model.hpp"
 
+class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QDoubleSpinBox;
@@ -29,13 +32,17 @@ class EstimatorPage : public QWidget {
   explicit EstimatorPage(QWidget* parent = nullptr);
   ~EstimatorPage() override;
 
-  /// Fills the fields from `inputs` (the estimate follows, debounced).
-  void setInputs(const EstimatorInputs& inputs);
-  /// The inputs the fields hold; throws estimator::EstimatorError for text that is not a count.
-  EstimatorInputs inputs() const;
+  /// Fills the fields from `request` (unset fields show "auto"); the estimate follows, debounced.
+  void setRequest(const estimator::EstimateRequest& request);
+  /// The request the fields hold; throws estimator::EstimatorError for text that is not a count.
+  estimator::EstimateRequest request() const;
   /// The last finished estimate.
   const EstimatorView& view() const { return view_; }
   EstimatorTableModel* tableModel() const { return table_model_; }
+  QTableView* tableView() const { return table_; }
+  QCustomPlot* chart() const { return plot_; }
+  /// The command line shown under the results (the page's CLI twin).
+  QString cliCommand() const;
   /// The estimate as `shardscope estimate` prints it.
   QString reportText() const;
 
@@ -55,11 +62,19 @@ class EstimatorPage : public QWidget {
   void dropEvent(QDropEvent* event) override;
 
  private:
+  // estimator_page_inputs.cpp: the fields, and the request they hold.
   QWidget* buildInputs();
   QWidget* buildModelInputs();
   QWidget* buildShapeInputs();
-  QWidget* buildResults();
+  QWidget* buildClusterInputs();
+  QWidget* buildTrainingInputs();
+  QWidget* buildAdvancedInputs();
   QLineEdit* pathField(const QString& tooltip, const QString& filter, QWidget** row);
+  void readModelFields(estimator::EstimateRequest& r) const;
+  void readOtherFields(estimator::EstimateRequest& r) const;
+  void showEffectiveDefaults();
+  // estimator_page.cpp: the results.
+  QWidget* buildResults();
   void scheduleEstimate();
   void startEstimate();
   void onEstimateFinished();
@@ -70,13 +85,11 @@ class EstimatorPage : public QWidget {
   QLineEdit* params_ = nullptr;
   QLineEdit* largest_layer_ = nullptr;
   QComboBox* layout_ = nullptr;
-  QSpinBox* layers_ = nullptr;
-  QSpinBox* hidden_ = nullptr;
-  QSpinBox* heads_ = nullptr;
-  QSpinBox* kv_heads_ = nullptr;
-  QSpinBox* ffn_ = nullptr;
-  QSpinBox* vocab_ = nullptr;
+  QSpinBox *layers_ = nullptr, *hidden_ = nullptr, *heads_ = nullptr, *kv_heads_ = nullptr, *head_dim_ = nullptr,
+           *ffn_ = nullptr, *vocab_ = nullptr;
+  QComboBox* tied_ = nullptr;
   QLineEdit* hf_config_ = nullptr;
+  QComboBox* hf_layout_ = nullptr;
   QLineEdit* safetensors_ = nullptr;
   QLineEdit* safetensors_config_ = nullptr;
   QSpinBox* gpus_per_node_ = nullptr;
@@ -84,9 +97,26 @@ class EstimatorPage : public QWidget {
   QComboBox* gpu_ = nullptr;
   QDoubleSpinBox* gpu_memory_ = nullptr;
   QDoubleSpinBox* cpu_memory_ = nullptr;
+  QDoubleSpinBox* margin_ = nullptr;
+  QDoubleSpinBox* bandwidth_ = nullptr;
+  QDoubleSpinBox* inter_node_bandwidth_ = nullptr;
+  QLineEdit* deepspeed_config_ = nullptr;
+  QComboBox* stage_ = nullptr;
+  QComboBox* offload_optimizer_ = nullptr;
+  QComboBox* offload_param_ = nullptr;
+  QComboBox* precision_ = nullptr;
+  QComboBox* optimizer_ = nullptr;
+  QCheckBox* low_precision_master_ = nullptr;
+  QCheckBox* low_precision_states_ = nullptr;
   QSpinBox* micro_batch_ = nullptr;
   QSpinBox* seq_len_ = nullptr;
-  QLineEdit* deepspeed_config_ = nullptr;
+  QSpinBox* grad_accum_ = nullptr;
+  QComboBox* checkpointing_ = nullptr;
+  QCheckBox* flash_attention_ = nullptr;
+  QLineEdit *reduce_bucket_ = nullptr, *allgather_bucket_ = nullptr, *prefetch_bucket_ = nullptr,
+            *max_live_ = nullptr;
+  QDoubleSpinBox* buffer_factor_ = nullptr;
+  QComboBox* units_ = nullptr;
   QLabel* summary_ = nullptr;
   QLabel* recommendation_ = nullptr;
   QLabel* cli_command_ = nullptr;

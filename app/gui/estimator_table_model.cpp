@@ -13,10 +13,12 @@ namespace shardscope::gui {
 
 EstimatorTableModel::EstimatorTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void EstimatorTableModel::setRows(std::vector<EstimatorRow> rows) {
+void EstimatorTableModel::setView(const EstimatorView& view) {
   beginResetModel();
-  rows_ = std::move(rows);
+  rows_ = view.rows;
+  unit_ = view.estimate ? view.estimate->options.display_unit : estimator::ByteUnit::kGiB;
   endResetModel();
+  emit headerDataChanged(Qt::Horizontal, 0, kColumnCount - 1);
 }
 
 int EstimatorTableModel::rowCount(const QModelIndex& parent) const {
@@ -46,23 +48,29 @@ QVariant EstimatorTableModel::data(const QModelIndex& index, int role) const {
   const EstimatorRow& row = rows_[static_cast<std::size_t>(index.row())];
   const int column = index.column();
   if (role == Qt::DisplayRole) {
-    if (column == kPlan) return QString::fromStdString(row.plan) + (row.recommended ? tr("  (recommended)") : "");
-    if (column == kFits) return row.fits ? (*row.fits ? tr("yes") : tr("no")) : tr("n/a");
+    if (column == kPlan)
+      return QString::fromStdString(row.short_label) + (row.recommended ? QString(" ") + kRecommendedMark : QString()) +
+             (row.requested ? QString(" ") + kRequestedMark : QString());
+    if (column == kFits) return QString::fromStdString(row.fit_text);
+    if (column == kCommTime) return QString::fromStdString(row.comm_time_text);
     const double value = columnValue(row, column);
     if (std::isnan(value)) return tr("n/a");
-    if (column == kCommTime) return QString::number(value, 'f', 2) + " s";
-    return QString::fromStdString(estimator::format_bytes(value, estimator::ByteUnit::kGiB));
+    return QString::number(estimator::bytes_in(value, unit_), 'f', 2);
   }
+  if (role == Qt::ToolTipRole && column == kPlan)
+    return QString::fromStdString(row.plan) + (row.recommended ? tr("\nrecommended: the lowest plan that fits") : QString()) +
+           (row.requested ? tr("\nrequested by the DeepSpeed config or --stage") : QString());
   if (role == Qt::UserRole) {
     if (column == kPlan) return QString::fromStdString(row.plan);
     if (column == kFits) return row.fits ? QVariant(*row.fits) : QVariant();
     return columnValue(row, column);
   }
   if (role == Qt::TextAlignmentRole && column != kPlan) return int(Qt::AlignRight | Qt::AlignVCenter);
-  if (role == Qt::FontRole && row.recommended) {
-    QFont bold;
-    bold.setBold(true);
-    return bold;
+  if (role == Qt::FontRole && (row.recommended || row.requested)) {
+    QFont font;
+    font.setBold(row.recommended);
+    font.setItalic(row.requested);
+    return font;
   }
   if (role == Qt::ForegroundRole && column == kFits && row.fits)
     return QBrush(*row.fits ? QColor(0, 128, 0) : QColor(192, 0, 0));
@@ -73,9 +81,9 @@ QVariant EstimatorTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant EstimatorTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  static const char* const kNames[] = {"Plan", "Params /GPU", "Gradients /GPU", "Optimizer /GPU",
-                                       "Activations /GPU", "Buffers /GPU", "GPU total", "CPU /node",
-                                       "NVMe /node", "Comm /step /GPU", "Comm time", "Fits"};
+  static const char* const kNames[] = {"Plan", "Params", "Grads", "Optim.", "Activ.", "Buffers", "GPU",
+                                       "CPU", "NVMe", "Comm", "Comm", "Fits"};
+  static const char* const kPer[] = {"", "", "", "", "", "", "", "/node", "/node", "/step", "", ""};
   static const char* const kTips[] = {
       "ZeRO stage and offload devices (zero_optimization.stage, offload_optimizer.device, offload_param.device)",
       "16-bit parameters held on each GPU", "gradients held on each GPU",
@@ -84,9 +92,15 @@ QVariant EstimatorTableModel::headerData(int section, Qt::Orientation orientatio
       "reduce / all-gather / prefetch buckets (reduce_bucket_size, allgather_bucket_size, ...)",
       "everything on one GPU", "host memory per node (offloaded states, pinned buffers)",
       "NVMe per node (ZeRO-Infinity)", "bytes each GPU sends per optimizer step",
-      "communication time per step at the link bandwidth", "fits GPU (and CPU) memory with the 10% margin"};
+      "communication time per step at the link bandwidth", "fits GPU (and CPU) memory with the margin"};
   if (section < 0 || section >= kColumnCount) return {};
-  if (role == Qt::DisplayRole) return tr(kNames[section]);
+  if (role == Qt::DisplayRole) {
+    // Three lines, the name, the unit and what it is per, so twelve columns fit beside the inputs.
+    // Sizes are per GPU (the two /node columns aside); comm is per step.
+    const bool sized = section != kPlan && section != kCommTime && section != kFits;
+    const QString unit = sized ? QString(estimator::unit_name(unit_)) : section == kCommTime ? tr("time") : QString();
+    return tr(kNames[section]) + "\n" + unit + "\n" + kPer[section];
+  }
   if (role == Qt::ToolTipRole) return tr(kTips[section]);
   return {};
 }

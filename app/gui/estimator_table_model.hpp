@@ -1,6 +1,9 @@
 #pragma once
-// The Estimator page's table: one row per ZeRO plan (EstimatorRow), sizes shown in GiB, the
-// exact byte counts under Qt::UserRole so tests and exports never parse display text.
+// The Estimator page's table: one row per ZeRO plan (EstimatorRow), sizes shown in the estimate's
+// unit (GiB unless --units GB) with the unit in the header so the columns stay narrow, times and
+// fit as the CLI's table prints them; the exact byte counts under Qt::UserRole so tests and
+// exports never parse display text. The recommended plan is bold and starred, the requested one
+// marked with a diamond.
 
 #include <QAbstractTableModel>
 
@@ -19,8 +22,8 @@ class EstimatorTableModel : public QAbstractTableModel {
 
   explicit EstimatorTableModel(QObject* parent = nullptr);
 
-  /// Replaces the rows (an empty vector clears the table).
-  void setRows(std::vector<EstimatorRow> rows);
+  /// Replaces the rows with the view's (a view without rows clears the table).
+  void setView(const EstimatorView& view);
   const std::vector<EstimatorRow>& rows() const { return rows_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -33,6 +36,11 @@ class EstimatorTableModel : public QAbstractTableModel {
 
  private:
   std::vector<EstimatorRow> rows_;
+  estimator::ByteUnit unit_ = estimator::ByteUnit::kGiB;
 };
+
+/// The markers in the plan column and the chart: recommended and requested.
+inline constexpr const char* kRecommendedMark = "\u2605";  // ★
+inline constexpr const char* kRequestedMark = "\u25c6";    // ◆
 
 }  // namespace shardscope::gui

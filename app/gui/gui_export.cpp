@@ -23,7 +23,8 @@ QString model_to_csv(const QAbstractItemModel& model) {
   QStringList lines;
   QStringList header;
   for (int c = 0; c < model.columnCount(); ++c)
-    header << csv_field(model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+    // A header drawn on several lines ("CPU\nGiB\n/node") is one line in the file ("CPU GiB /node").
+    header << csv_field(model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString().split('\n', Qt::SkipEmptyParts).join(' '));
   lines << header.join(',');
   for (int r = 0; r < model.rowCount(); ++r) {
     QStringList cells;
@@ -49,29 +50,42 @@ QString export_model_csv(QWidget* parent, const QAbstractItemModel& model, const
   return error.isEmpty() ? QObject::tr("Wrote %1").arg(path) : error;
 }
 
+bool save_plot_png(QCustomPlot* plot, const QString& path, double scale) {
+  const bool was_visible = plot->legend->visible();
+  plot->legend->setVisible(plot->legend->itemCount() > 0);
+  const bool ok = plot->savePng(path, 0, 0, scale);
+  plot->legend->setVisible(was_visible);
+  plot->replot();
+  return ok;
+}
+
 QString export_plot_png(QWidget* parent, QCustomPlot* plot, const QString& name) {
   const QString path = QFileDialog::getSaveFileName(parent, QObject::tr("Export PNG"), name + ".png",
                                                     QObject::tr("PNG (*.png)"));
   if (path.isEmpty()) return QString();
-  const bool ok = plot->savePng(path, 0, 0, 2.0);  // 2x: sharp on high-DPI screens and in documents
+  const bool ok = save_plot_png(plot, path);  // 2x: sharp on high-DPI screens and in documents
   return ok ? QObject::tr("Wrote %1").arg(path) : QObject::tr("Could not write %1").arg(path);
+}
+
+void add_table_export_actions(QMenu& menu, QAbstractItemView* view, const QString& name, StatusSink status) {
+  QObject::connect(menu.addAction(QObject::tr("Export CSV\u2026")), &QAction::triggered, view, [view, name, status] {
+    if (!view->model()) return;
+    const QString message = export_model_csv(view, *view->model(), name);
+    if (!message.isEmpty()) status(message);
+  });
+  QObject::connect(menu.addAction(QObject::tr("Copy as CSV")), &QAction::triggered, view, [view, status] {
+    if (!view->model()) return;
+    QApplication::clipboard()->setText(model_to_csv(*view->model()));
+    status(QObject::tr("Copied %1 rows as CSV").arg(view->model()->rowCount()));
+  });
 }
 
 void add_table_export_menu(QAbstractItemView* view, const QString& name, StatusSink status) {
   view->setContextMenuPolicy(Qt::CustomContextMenu);
   QObject::connect(view, &QWidget::customContextMenuRequested, view, [view, name, status](const QPoint& pos) {
     QMenu menu(view);
-    QAction* csv = menu.addAction(QObject::tr("Export CSV\u2026"));
-    QAction* copy = menu.addAction(QObject::tr("Copy as CSV"));
-    QAction* chosen = menu.exec(view->viewport()->mapToGlobal(pos));
-    if (!view->model()) return;
-    if (chosen == csv) {
-      const QString message = export_model_csv(view, *view->model(), name);
-      if (!message.isEmpty()) status(message);
-    } else if (chosen == copy) {
-      QApplication::clipboard()->setText(model_to_csv(*view->model()));
-      status(QObject::tr("Copied %1 rows as CSV").arg(view->model()->rowCount()));
-    }
+    add_table_export_actions(menu, view, name, status);
+    menu.exec(view->viewport()->mapToGlobal(pos));
   });
 }
 

@@ -1,10 +1,13 @@
 #pragma once
-// The Launch & Watch page: choose a config (the Config Editor's document or a file), a model
-// (built-in shape, Hugging Face config.json, optional safetensors weights), data (synthetic or a
-// token file), where to run (N CPU processes or N GPUs on this machine), steps and the session
-// file; Start runs `shardscope launch ... -- <train args>` (shown as its CLI twin) and Stop ends
-// it. While it runs: live curves per rank read from the session, the step-time breakdown,
-// progress with ETA, and the ranks' logs; a failed run names the failing rank and why.
+// The Launch & Watch page: choose a config (the Config Editor's document or a file) and --set
+// overrides, a model (built-in shape, Hugging Face config.json, optional safetensors weights),
+// data (synthetic or a token file), where to run (N CPU processes or N GPUs on this machine, the
+// rendezvous), steps and the session file, checkpoints to save and load, a profiled window and any
+// extra train arguments; Start runs `shardscope launch ... -- <train args>` (shown as its CLI
+// twin) and Stop ends it. While it runs: live curves per rank with a rank legend, the step-time
+// breakdown, progress with ETA, and the ranks' logs; a failed run names the failing rank and why.
+// The form is a column of sections (launch_page_form.cpp), so a hosts section for the multi-node
+// launcher is one more builder and a few LaunchSpec fields.
 
 #include <functional>
 
@@ -17,6 +20,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
@@ -46,12 +50,16 @@ class LaunchPage : public QWidget {
   bool isRunning() const;
   /// Stops a running launch and waits for it (for the window closing).
   void shutdown();
+  /// "2 CPU rank(s), step 40 of 120, into runs.db": what closing the window would stop.
+  QString runDescription() const;
 
   LaunchRunner* runner() const { return runner_; }
   LivePlots* plots() const { return plots_; }
   RankConsole* console() const { return console_; }
   QProgressBar* progress() const { return progress_; }
   QLabel* banner() const { return banner_; }
+  QLabel* rankLegend() const { return rank_legend_; }
+  QLabel* cliTwin() const { return cli_twin_; }
   QString sessionUid() const { return session_uid_; }
 
  public slots:
@@ -66,33 +74,55 @@ class LaunchPage : public QWidget {
   void statusMessage(const QString& message);
 
  private:
+  // launch_page_form.cpp: the form's sections, and the spec they hold.
   QWidget* buildForm();
   QWidget* buildConfigGroup();
   QWidget* buildModelGroup();
+  QWidget* buildWhereGroup();
   QWidget* buildRunGroup();
-  QWidget* buildWatch();
+  QWidget* buildCheckpointGroup();
+  QWidget* buildProfileGroup();
+  QWidget* buildButtons();
   QLineEdit* pathField(const QString& tooltip, const QString& filter, bool save, QWidget** row);
+  void saveSettings() const;
+  void restoreSettings();
+  // launch_page.cpp: the watch side.
+  QWidget* buildWatch();
+  void updateCliTwin();
+  void showRankLegend(int world_size);
+  // launch_page_run.cpp: the run.
   QString configPathForRun();
   void onUpdate(const LiveUpdate& update);
   void onFinished(int exit_code, bool stopped);
   void showBanner(const QString& html, bool error);
-  void updateCliTwin();
-  void saveSettings() const;
-  void restoreSettings();
 
   std::function<QString()> editor_text_, editor_path_;
   QComboBox* config_source_ = nullptr;
   QLineEdit* config_file_ = nullptr;
+  QPlainTextEdit* overrides_ = nullptr;
   QComboBox* model_ = nullptr;
-  QSpinBox *layers_ = nullptr, *hidden_ = nullptr, *heads_ = nullptr, *seq_len_ = nullptr, *vocab_ = nullptr;
+  QSpinBox *layers_ = nullptr, *hidden_ = nullptr, *heads_ = nullptr, *kv_heads_ = nullptr, *seq_len_ = nullptr,
+           *vocab_ = nullptr;
+  QCheckBox* activation_checkpointing_ = nullptr;
   QLineEdit* hf_config_ = nullptr;
   QLineEdit* weights_ = nullptr;
   QLineEdit* data_ = nullptr;
   QComboBox* where_ = nullptr;
   QSpinBox* processes_ = nullptr;
+  QLineEdit* include_ = nullptr;
+  QLineEdit* master_addr_ = nullptr;
+  QSpinBox* master_port_ = nullptr;
+  QLineEdit* rank_logs_ = nullptr;
   QSpinBox* steps_ = nullptr;
   QLineEdit* session_file_ = nullptr;
   QLineEdit* name_ = nullptr;
+  QSpinBox* seed_ = nullptr;
+  QLineEdit* save_dir_ = nullptr;
+  QSpinBox* save_every_ = nullptr;
+  QLineEdit* load_dir_ = nullptr;
+  QSpinBox* profile_start_ = nullptr;
+  QSpinBox* profile_count_ = nullptr;
+  QLineEdit* extra_args_ = nullptr;
   QLabel* cli_twin_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* stop_ = nullptr;
@@ -100,6 +130,7 @@ class LaunchPage : public QWidget {
   QPushButton* follow_ = nullptr;
   QSpinBox* window_ = nullptr;
   QLabel* banner_ = nullptr;
+  QLabel* rank_legend_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* eta_ = nullptr;
   LivePlots* plots_ = nullptr;

@@ -28,6 +28,12 @@ QString eta_text(double seconds) {
   return QString("%1 s").arg(s);
 }
 
+/// Lines as they were printed, wrapping where a line is longer than the banner (a <pre> would not
+/// wrap, and its width would widen the window).
+QString preformatted(const QString& text) {
+  return "<p style='white-space: pre-wrap; font-family: monospace'>" + text.toHtmlEscaped() + "</p>";
+}
+
 }  // namespace
 
 QString LaunchPage::configPathForRun() {
@@ -49,9 +55,10 @@ QString LaunchPage::configPathForRun() {
 
 void LaunchPage::start() {
   if (runner_->isRunning()) return;
-  LaunchSpec s = spec();
+  LaunchSpec s;
   std::vector<std::string> args;
   try {
+    s = spec();
     s.config_path = configPathForRun().toStdString();
     if (!s.session_file.empty()) s.session_file = QFileInfo(QString::fromStdString(s.session_file)).absoluteFilePath().toStdString();
     args = launch_arguments(s);
@@ -66,7 +73,9 @@ void LaunchPage::start() {
   running_ = s;
   session_uid_.clear();
   console_->clear();
+  console_->resetFilters();  // a new run shows all its lines: last run's filter would hide them
   console_->setWorldSize(s.processes);
+  showRankLegend(s.processes);
   plots_->clear();
   progress_->setRange(0, s.steps);
   progress_->setValue(0);
@@ -76,7 +85,7 @@ void LaunchPage::start() {
   const QString program = shardscope_cli_path();
   console_->append({-1, LineLevel::kInfo, shell_command(program.toStdString(), args)});
   if (!runner_->start(program, qargs, s.processes)) {
-    showBanner(tr("<b>Cannot start:</b> %1").arg(runner_->errorText().toHtmlEscaped()), true);
+    showBanner(tr("<b>Cannot start:</b> %1").arg(cli_missing_message(program, runner_->errorText()).toHtmlEscaped()), true);
     return;
   }
   clock_.start();
@@ -128,10 +137,10 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
     showBanner(tr("<b>Completed</b> in %1 s: %2 steps; session %3.")
                    .arg(elapsed).arg(plots_->lastStep()).arg(session_uid_.left(12)), false);
   } else if (facts.failed_rank) {
-    showBanner(tr("<b>Rank %1 failed</b> (exit code %2):<pre>%3</pre>")
+    showBanner(tr("<b>Rank %1 failed</b> (exit code %2):%3")
                    .arg(*facts.failed_rank)
                    .arg(exit_code)
-                   .arg(QString::fromStdString(facts.failure).toHtmlEscaped()),
+                   .arg(preformatted(QString::fromStdString(facts.failure))),
                true);
   } else if (stopped) {
     showBanner(tr("<b>Stopped</b> after %1 s at step %2; every rank was ended.").arg(elapsed).arg(plots_->lastStep()),
@@ -142,8 +151,7 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
     const auto* model = console_->model();
     for (int r = std::max(0, model->rowCount() - 6); r < model->rowCount(); ++r)
       last += model->index(r).data().toString() + "\n";
-    showBanner(tr("<b>The launch failed</b> (exit code %1):<pre>%2</pre>").arg(exit_code).arg(last.toHtmlEscaped()),
-               true);
+    showBanner(tr("<b>The launch failed</b> (exit code %1):%2").arg(exit_code).arg(preformatted(last)), true);
   }
   emit statusMessage(tr("Run ended with exit code %1").arg(exit_code));
   emit runFinished(exit_code);
@@ -153,48 +161,6 @@ void LaunchPage::showBanner(const QString& html, bool error) {
   banner_->setText(html);
   banner_->setStyleSheet(error ? "QLabel { background: #fde2e1; color: #7a0b0b; padding: 4px; }"
                                : "QLabel { padding: 4px; }");
-}
-
-void LaunchPage::saveSettings() const {
-  QSettings settings;
-  const LaunchSpec s = spec();
-  settings.setValue("launch/configSource", config_source_->currentIndex());
-  settings.setValue("launch/configFile", config_file_->text());
-  settings.setValue("launch/model", QString::fromStdString(s.model));
-  settings.setValue("launch/shape", QList<QVariant>{s.layers, s.hidden, s.heads, s.seq_len, s.vocab});
-  settings.setValue("launch/hfConfig", hf_config_->text());
-  settings.setValue("launch/weights", weights_->text());
-  settings.setValue("launch/data", data_->text());
-  settings.setValue("launch/useGpus", s.use_gpus);
-  settings.setValue("launch/processes", s.processes);
-  settings.setValue("launch/steps", s.steps);
-  settings.setValue("launch/sessionFile", session_file_->text());
-}
-
-void LaunchPage::restoreSettings() {
-  QSettings settings;
-  LaunchSpec s;
-  s.config_path = settings.value("launch/configFile").toString().toStdString();
-  s.model = settings.value("launch/model", "gpt2").toString().toStdString();
-  const QList<QVariant> shape = settings.value("launch/shape").toList();
-  if (shape.size() == 5) {
-    s.layers = shape[0].toInt();
-    s.hidden = shape[1].toInt();
-    s.heads = shape[2].toInt();
-    s.seq_len = shape[3].toInt();
-    s.vocab = shape[4].toInt();
-  }
-  s.hf_config = settings.value("launch/hfConfig").toString().toStdString();
-  s.weights = settings.value("launch/weights").toString().toStdString();
-  s.data = settings.value("launch/data").toString().toStdString();
-  s.use_gpus = settings.value("launch/useGpus", false).toBool();
-  s.processes = settings.value("launch/processes", 2).toInt();
-  s.steps = settings.value("launch/steps", 50).toInt();
-  const QString default_session =
-      QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/sessions.db";
-  s.session_file = settings.value("launch/sessionFile", default_session).toString().toStdString();
-  setSpec(s);
-  config_source_->setCurrentIndex(settings.value("launch/configSource", 0).toInt());
 }
 
 }  // namespace shardscope::gui

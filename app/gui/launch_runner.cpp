@@ -53,7 +53,7 @@ bool LaunchRunner::start(const QString& program, const QStringList& args, int wo
   connect(process_, &QProcess::finished, this, &LaunchRunner::onFinished);
   process_->start(program, args);
   if (!process_->waitForStarted(10000)) {
-    error_ = tr("Could not start %1: %2").arg(program, process_->errorString());
+    error_ = process_->errorString();  // the page says where the CLI was looked for
     return false;
   }
   return true;

@@ -20,7 +20,7 @@ class LaunchRunner : public QObject {
   explicit LaunchRunner(QObject* parent = nullptr);
   ~LaunchRunner() override;
 
-  /// Starts `program args`; false (with errorText) when a run is already going or it cannot start.
+  /// Starts `program args`; false when a run is already going or it cannot start (errorText: why).
   bool start(const QString& program, const QStringList& args, int world_size);
   bool isRunning() const;
   /// SIGTERM now, SIGKILL after `grace_ms` if the launcher has not exited.

@@ -33,40 +33,95 @@ LineLevel level_of(const std::string& text, bool from_stderr) {
 
 }  // namespace
 
-std::vector<std::string> launch_arguments(const LaunchSpec& s) {
-  require(!s.config_path.empty(), "Config: choose a DeepSpeed config file or use the Config Editor's document");
+std::vector<std::string> launcher_arguments(const LaunchSpec& s) {
+  require(s.processes >= 1, "Ranks: at least 1");
   require(!s.session_file.empty(), "Session file: choose where the run is recorded (a .db file)");
-  require(s.processes >= 1, "Processes: at least 1");
-  require(s.steps >= 1, "Steps: at least 1");
-  std::vector<std::string> a = {"launch", s.use_gpus ? "--num_gpus" : "--num_procs", std::to_string(s.processes),
-                                "--session", s.session_file};
+  std::vector<std::string> a;
+  if (!s.use_gpus) a.insert(a.end(), {"--num_procs", std::to_string(s.processes)});
+  else if (!s.include.empty()) a.insert(a.end(), {"--include", s.include});
+  else a.insert(a.end(), {"--num_gpus", std::to_string(s.processes)});
+  a.insert(a.end(), {"--session", s.session_file});
   if (!s.name.empty()) a.insert(a.end(), {"--name", s.name});
+  if (!s.master_addr.empty()) a.insert(a.end(), {"--master_addr", s.master_addr});
   if (s.master_port > 0) a.insert(a.end(), {"--master_port", std::to_string(s.master_port)});
-  a.insert(a.end(), {"--", "--config", s.config_path, "--model", s.model});
+  if (!s.each_rank_log_dir.empty()) a.insert(a.end(), {"--enable_each_rank_log", s.each_rank_log_dir});
+  return a;
+}
+
+std::vector<std::string> train_arguments(const LaunchSpec& s) {
+  require(!s.config_path.empty(), "Config: choose a DeepSpeed config file or use the Config Editor's document");
+  require(s.steps >= 1, "Steps: at least 1");
+  require(s.profile_start == 0 || s.profile_count >= 1, "Profile steps: at least 1 step in the window");
+  std::vector<std::string> a = {"--config", s.config_path};
+  for (const auto& o : s.overrides) {
+    require(o.find('=') != std::string::npos && o.front() != '=',
+            "Overrides: '" + o + "' is not KEY=VALUE (e.g. zero_optimization.stage=3)");
+    a.insert(a.end(), {"--set", o});
+  }
+  a.insert(a.end(), {"--model", s.model});
   if (!s.hf_config.empty()) {
     a.insert(a.end(), {"--model-config", s.hf_config});
   } else {
     a.insert(a.end(), {"--layers", std::to_string(s.layers), "--hidden", std::to_string(s.hidden), "--heads",
                        std::to_string(s.heads), "--vocab", std::to_string(s.vocab)});
+    if (s.kv_heads > 0) a.insert(a.end(), {"--kv-heads", std::to_string(s.kv_heads)});
   }
   a.insert(a.end(), {"--seq-len", std::to_string(s.seq_len)});
+  if (s.activation_checkpointing) a.push_back("--activation-checkpointing");
   if (!s.weights.empty()) a.insert(a.end(), {"--weights", s.weights});
   a.insert(a.end(), {"--data", s.data.empty() ? "synthetic" : s.data, "--steps", std::to_string(s.steps)});
+  if (s.seed > 0) a.insert(a.end(), {"--seed", std::to_string(s.seed)});
+  if (!s.save_dir.empty()) a.insert(a.end(), {"--save", s.save_dir});
+  if (s.save_every > 0) a.insert(a.end(), {"--save-every", std::to_string(s.save_every)});
+  if (!s.load_dir.empty()) a.insert(a.end(), {"--load", s.load_dir});
+  if (s.profile_start > 0)
+    a.insert(a.end(), {"--profile-steps", std::to_string(s.profile_start) + ":" + std::to_string(s.profile_count)});
+  a.insert(a.end(), s.extra_train_args.begin(), s.extra_train_args.end());
   return a;
 }
 
-std::string shell_command(const std::string& program, const std::vector<std::string>& args) {
-  auto quote = [](const std::string& s) {
-    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@") ==
-                          std::string::npos)
-      return s;
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-  };
-  std::string line = quote(program);
-  for (const auto& a : args) line += " " + quote(a);
-  return line;
+std::vector<std::string> launch_arguments(const LaunchSpec& s) {
+  std::vector<std::string> a = {"launch"};
+  const auto launcher = launcher_arguments(s);
+  const auto train = train_arguments(s);
+  a.insert(a.end(), launcher.begin(), launcher.end());
+  a.push_back("--");
+  a.insert(a.end(), train.begin(), train.end());
+  return a;
+}
+
+std::vector<std::string> split_shell_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote == '\'') {
+      if (c == '\'') quote = 0;
+      else word += c;
+    } else if (c == '\\' && i + 1 < text.size() && quote != '\'') {
+      word += text[++i];
+      in_word = true;
+    } else if (quote == '"') {
+      if (c == '"') quote = 0;
+      else word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  require(quote == 0, std::string("Extra arguments: the ") + (quote == '"' ? "double" : "single") +
+                          " quote is not closed");
+  if (in_word) words.push_back(word);
+  return words;
 }
 
 ConsoleLine parse_console_line(const std::string& line, bool from_stderr, int single_rank) {

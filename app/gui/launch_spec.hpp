@@ -11,25 +11,50 @@
 namespace shardscope::gui {
 
 struct LaunchSpec {
+  // The DeepSpeed config and what overrides it.
   std::string config_path;             ///< DeepSpeed config file (the editor's document is saved to one)
+  std::vector<std::string> overrides;  ///< --set KEY=VALUE, in order
+  // Model and data.
   std::string model = "gpt2";          ///< mlp | gpt2 | llama
   std::string hf_config;               ///< config.json giving the shape; overrides the fields below
   std::string weights;                 ///< optional safetensors weights
   int layers = 2, hidden = 128, heads = 4, seq_len = 64, vocab = 512;
+  int kv_heads = 0;                    ///< --kv-heads (llama); 0 = the engine's default
+  bool activation_checkpointing = false;
   std::string data = "synthetic";      ///< "synthetic" or a token file
+  // Where: this machine's CPU processes or GPUs. (A hosts section for the multi-node launcher
+  // adds its own fields here and its flags in launcher_arguments.)
   bool use_gpus = false;               ///< N GPUs (--num_gpus) or N CPU processes (--num_procs)
   int processes = 2;
+  std::string include;                 ///< --include localhost:0,2 (GPUs), instead of --num_gpus
+  std::string master_addr;             ///< --master_addr; empty = the launcher's default
+  int master_port = 0;                 ///< rendezvous port; 0 = the launcher's default (29500)
+  std::string each_rank_log_dir;       ///< --enable_each_rank_log DIR
+  // The run.
   int steps = 50;
   std::string session_file;
   std::string name;                    ///< session name; empty = the config file's name
-  int master_port = 0;                 ///< rendezvous port; 0 = the launcher's default (29500)
+  int seed = 0;                        ///< --seed; 0 = the engine's default (42)
+  // Checkpoints (DeepSpeed layout).
+  std::string save_dir;                ///< --save DIR, written at the end
+  int save_every = 0;                  ///< --save-every K; 0 = only at the end
+  std::string load_dir;                ///< --load DIR: resume from DIR/latest
+  // Profiling: the GPU activity (kernels, copies, NVTX) of `profile_count` steps from `profile_start`.
+  int profile_start = 0;               ///< 0 = no profiled window
+  int profile_count = 1;
+  std::vector<std::string> extra_train_args;  ///< appended to the train arguments as given
 };
 
-/// The arguments after `shardscope`: `launch --num_procs N --session FILE [--name X] -- <train args>`.
+/// The launcher's own flags (before `--`): where the ranks run, rendezvous, session.
+std::vector<std::string> launcher_arguments(const LaunchSpec& spec);
+/// The arguments every `shardscope train` rank gets (after `--`).
+std::vector<std::string> train_arguments(const LaunchSpec& spec);
+/// The arguments after `shardscope`: `launch <launcher arguments> -- <train arguments>`.
 /// Throws std::invalid_argument naming the field when a required one is empty or out of range.
 std::vector<std::string> launch_arguments(const LaunchSpec& spec);
-/// The command as a shell line (quoted where needed), for the page's "CLI twin" label.
-std::string shell_command(const std::string& program, const std::vector<std::string>& args);
+/// Splits a line into words as a POSIX shell would (single and double quotes, backslash escapes);
+/// throws std::invalid_argument for an unclosed quote.
+std::vector<std::string> split_shell_words(const std::string& text);
 
 enum class LineLevel { kDebug, kInfo, kWarning, kError };
 

@@ -49,7 +49,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   int i = 0;
   for (const auto& m : kLiveMetrics) {
     auto* plot = new QCustomPlot;
-    plot->setMinimumSize(200, 140);
+    plot->setMinimumSize(140, 110);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->xAxis->setLabel(tr("step"));
     plot->yAxis->setLabel(metric_title(m.name == std::string("mem_allocated") ? "mem_allocated" : m.name));
@@ -58,10 +58,10 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
     ++i;
   }
   breakdown_ = new QCustomPlot;
-  breakdown_->setMinimumSize(200, 140);
+  breakdown_->setMinimumSize(140, 110);
   breakdown_->xAxis->setLabel(tr("step"));
   breakdown_->yAxis->setLabel(tr("step time (ms)"));
-  breakdown_->legend->setVisible(true);
+  breakdown_->legend->setVisible(false);
   breakdown_->legend->setFont(QFont(font().family(), 7));
   grid->addWidget(breakdown_, 1, 3);
 }
@@ -111,6 +111,7 @@ void LivePlots::redrawBreakdown() {
   }
   const auto phases = profiler::compute_phase_breakdown(steps, timers);
   breakdown_->clearPlottables();
+  breakdown_->legend->setVisible(!phases.ranks.empty());  // no empty legend box before the first step
   if (phases.ranks.empty()) return breakdown_->replot();
   const auto& rank = phases.ranks.front();
   QCPBars* below = nullptr;

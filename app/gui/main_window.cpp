@@ -2,11 +2,12 @@
 
 #include <QApplication>
 #include <QCloseEvent>
+#include <QScreen>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
-#include <QSplitter>
+#include <QHBoxLayout>
 #include <QStackedWidget>
 #include <QStatusBar>
 
@@ -14,6 +15,7 @@
 #include "app/gui/environment_page.hpp"
 #include "app/gui/code_editor.hpp"
 #include "app/gui/estimator_page.hpp"
+#include "app/gui/file_kinds.hpp"
 #include "app/gui/launch_page.hpp"
 #include "app/gui/sessions_page.hpp"
 #include "sessions/build_info.hpp"
@@ -23,13 +25,15 @@ namespace shardscope::gui {
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("ShardScope"));
   page_list_ = new QListWidget(this);
-  page_list_->setMaximumWidth(220);
   pages_ = new QStackedWidget(this);
-  auto* splitter = new QSplitter(this);
-  splitter->addWidget(page_list_);
-  splitter->addWidget(pages_);
-  splitter->setStretchFactor(1, 1);
-  setCentralWidget(splitter);
+  // The page list has a fixed width (its longest title), the page takes the rest.
+  auto* central = new QWidget(this);
+  auto* row = new QHBoxLayout(central);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->setSpacing(4);
+  row->addWidget(page_list_);
+  row->addWidget(pages_, 1);
+  setCentralWidget(central);
   connect(page_list_, &QListWidget::currentRowChanged, pages_, &QStackedWidget::setCurrentIndex);
 
   environment_page_ = new EnvironmentPage(this);
@@ -38,10 +42,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(environment_page_, &EnvironmentPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
-  auto* estimator_page = new EstimatorPage(this);
-  addPage(estimator_page, tr("Estimator"),
+  estimator_page_ = new EstimatorPage(this);
+  addPage(estimator_page_, tr("Estimator"),
           tr("Memory per GPU and per node for each ZeRO stage and offload choice (shardscope estimate)"));
-  connect(estimator_page, &EstimatorPage::statusMessage, this,
+  connect(estimator_page_, &EstimatorPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
   config_editor_page_ = new ConfigEditorPage(this);
@@ -68,6 +72,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     showPage(tr("Sessions & Compare"));
   });
 
+  // The page list is exactly as wide as its longest title: never cut ("Environme"), never wider.
+  page_list_->setFixedWidth(page_list_->sizeHintForColumn(0) + 2 * page_list_->frameWidth() + 12);
   createMenus();
   restoreWindowState();
   page_list_->setCurrentRow(0);
@@ -101,7 +107,10 @@ void MainWindow::createMenus() {
   file->addActions(config_editor_page_->fileActions());
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-  quit->setShortcut(QKeySequence::Quit);
+  // Ctrl+Q on every platform (the standard Quit key has no binding in some key schemes).
+  QList<QKeySequence> quit_keys = QKeySequence::keyBindings(QKeySequence::Quit);
+  if (!quit_keys.contains(QKeySequence(Qt::CTRL | Qt::Key_Q))) quit_keys << QKeySequence(Qt::CTRL | Qt::Key_Q);
+  quit->setShortcuts(quit_keys);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   QAction* refresh = view->addAction(tr("&Refresh environment report"), environment_page_,
                                      &EnvironmentPage::refresh);
@@ -117,18 +126,75 @@ void MainWindow::createMenus() {
   });
 }
 
+// Room for the window manager's title bar and borders, which the client size does not include.
+constexpr int kFrameAllowance = 48;
+
+QSize MainWindow::defaultSize() {
+  const QScreen* screen = QGuiApplication::primaryScreen();
+  const QSize available = screen ? screen->availableGeometry().size() : QSize(1200, 800);
+  return QSize(1200, 800).boundedTo(available - QSize(kFrameAllowance / 3, kFrameAllowance));
+}
+
 void MainWindow::restoreWindowState() {
   QSettings settings;
-  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1200, 800);
+  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(defaultSize());
   restoreState(settings.value("window/state").toByteArray());
+  fitToScreen();
+}
+
+void MainWindow::fitToScreen() {
+  // A geometry saved on a larger screen (or, before, one a long banner had widened) must not
+  // come back larger than this screen.
+  const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+  if (!screen) return;
+  const QSize room = screen->availableGeometry().size() - QSize(kFrameAllowance / 3, kFrameAllowance);
+  if (width() > room.width() || height() > room.height()) resize(size().boundedTo(room));
+}
+
+QStringList MainWindow::openPaths(const QStringList& paths) {
+  QStringList errors, sessions;
+  for (const QString& path : paths) {
+    QString error;
+    switch (classify_file(path, &error)) {
+      case FileKind::kSessionStore: sessions << path; break;
+      case FileKind::kDeepSpeedConfig:
+        if (config_editor_page_->maybeSave() && config_editor_page_->openFile(path)) showPage(tr("Config Editor"));
+        break;
+      case FileKind::kHfConfig:
+      case FileKind::kSafetensors:
+        if (estimator_page_->loadFile(path)) showPage(tr("Estimator"));
+        break;
+      case FileKind::kUnknown: errors << error; break;
+    }
+  }
+  if (!sessions.isEmpty()) {
+    sessions_page_->openFiles(sessions);
+    showPage(tr("Sessions & Compare"));
+  }
+  if (!errors.isEmpty()) statusBar()->showMessage(errors.join("; "), 15000);
+  return errors;
+}
+
+bool MainWindow::confirmStopRun() {
+  if (!launch_page_->isRunning()) return true;
+  showPage(tr("Launch & Watch"));
+  const auto answer = QMessageBox::question(
+      this, tr("A run is going"),
+      tr("%1\n\nClosing ShardScope stops it: every rank gets SIGTERM (the session records it as interrupted). "
+         "Stop the run and quit?")
+          .arg(launch_page_->runDescription()),
+      QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+  return answer == QMessageBox::Yes;
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (!config_editor_page_->maybeSave()) {  // unsaved config changes are never dropped silently
+  // Unsaved config changes are never dropped silently, and a running job is never ended unasked.
+  if (!config_editor_page_->maybeSave() || !confirmStopRun()) {
     event->ignore();
     return;
   }
-  launch_page_->shutdown();  // a running launch is stopped (SIGTERM, then kill): nothing is left behind
+  environment_page_->stop();  // a report still loading is ended before the page goes away
+  launch_page_->shutdown();   // a running launch is stopped (SIGTERM, then kill): nothing is left behind
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());

@@ -1,6 +1,7 @@
 #pragma once
 // The workbench window: a page list on the left, the current page on the right, a status bar.
-// Pages are added by the issues that build them; only working pages are listed.
+// Its size never outgrows the screen: pages keep modest minimum widths, long messages wrap
+// instead of widening it, and a saved geometry larger than the screen is fitted to it on restore.
 
 #include <QMainWindow>
 
@@ -11,6 +12,7 @@ namespace shardscope::gui {
 
 class ConfigEditorPage;
 class EnvironmentPage;
+class EstimatorPage;
 class LaunchPage;
 class SessionsPage;
 
@@ -21,8 +23,16 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
 
   EnvironmentPage* environmentPage() const { return environment_page_; }
+  LaunchPage* launchPage() const { return launch_page_; }
+  QListWidget* pageList() const { return page_list_; }
   /// Shows the page with this title; false if there is none.
   bool showPage(const QString& title);
+  /// Opens files as `shardscope-gui FILE...` does: session stores on Sessions & Compare, DeepSpeed
+  /// configs in the Config Editor, config.json / safetensors on the Estimator. Returns the errors.
+  QStringList openPaths(const QStringList& paths);
+
+  /// The size a new window gets (1200 x 800, less on a smaller screen).
+  static QSize defaultSize();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -31,10 +41,13 @@ class MainWindow : public QMainWindow {
   void addPage(QWidget* page, const QString& title, const QString& tooltip);
   void createMenus();
   void restoreWindowState();
+  void fitToScreen();
+  bool confirmStopRun();
 
   QListWidget* page_list_ = nullptr;
   QStackedWidget* pages_ = nullptr;
   EnvironmentPage* environment_page_ = nullptr;
+  EstimatorPage* estimator_page_ = nullptr;
   ConfigEditorPage* config_editor_page_ = nullptr;
   LaunchPage* launch_page_ = nullptr;
   SessionsPage* sessions_page_ = nullptr;

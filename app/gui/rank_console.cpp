@@ -134,6 +134,12 @@ void RankConsole::append(const ConsoleLine& line) {
 
 void RankConsole::clear() { model_->clear(); }
 
+void RankConsole::resetFilters() {
+  rank_->setCurrentIndex(0);
+  level_->setCurrentIndex(0);
+  search_->clear();
+}
+
 void RankConsole::setWorldSize(int world_size) {
   const QVariant keep = rank_->currentData();
   QSignalBlocker block(rank_);

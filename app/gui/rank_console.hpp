@@ -63,6 +63,8 @@ class RankConsole : public QWidget {
   void clear();
   /// Offers ranks 0..world_size-1 in the rank filter.
   void setWorldSize(int world_size);
+  /// Every rank, every level, no search text: what a new run starts with.
+  void resetFilters();
   RankLogModel* model() const { return model_; }
   RankLogFilter* filter() const { return filter_; }
   QLineEdit* searchField() const { return search_; }

@@ -11,6 +11,13 @@ void RowsTableModel::setRows(std::vector<QVariantList> rows) {
   endResetModel();
 }
 
+void RowsTableModel::setTable(QStringList headers, std::vector<QVariantList> rows) {
+  beginResetModel();
+  headers_ = std::move(headers);
+  rows_ = std::move(rows);
+  endResetModel();
+}
+
 int RowsTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }

@@ -18,6 +18,9 @@ class RowsTableModel : public QAbstractTableModel {
   explicit RowsTableModel(QStringList headers, QObject* parent = nullptr);
   /// Each row holds one QVariant per header: numbers are shown formatted, text as is.
   void setRows(std::vector<QVariantList> rows);
+  /// Replaces the headers and the rows (tables whose columns depend on the data: timer names).
+  void setTable(QStringList headers, std::vector<QVariantList> rows);
+  const QVariantList& row(int index) const { return rows_[static_cast<std::size_t>(index)]; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

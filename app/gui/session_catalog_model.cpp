@@ -79,6 +79,7 @@ QVariant SessionCatalogModel::data(const QModelIndex& index, int role) const {
     case kSteps: return step_count(info);
     case kRanks: return info.world_size;
     case kHosts: return join(info.hosts);
+    case kTags: return join(info.tags);
     case kVersion: return QString::fromStdString(info.shardscope_version);
     case kConfig: return QString::fromStdString(info.config_hash.substr(0, 8));
     case kFile: return QFileInfo(QString::fromStdString(r.file)).fileName();
@@ -89,7 +90,7 @@ QVariant SessionCatalogModel::data(const QModelIndex& index, int role) const {
 
 QVariant SessionCatalogModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* kHeaders[] = {"Name", "Started", "Status", "Steps", "Ranks", "Hosts", "Version", "Config", "File", "Id"};
+  static const char* kHeaders[] = {"Name", "Started", "Status", "Steps", "Ranks", "Hosts", "Tags", "Version", "Config", "File", "Id"};
   return tr(kHeaders[section]);
 }
 

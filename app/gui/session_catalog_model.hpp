@@ -14,7 +14,7 @@ class SessionCatalogModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { kName, kStarted, kStatus, kSteps, kRanks, kHosts, kVersion, kConfig, kFile, kId, kColumnCount };
+  enum Column { kName, kStarted, kStatus, kSteps, kRanks, kHosts, kTags, kVersion, kConfig, kFile, kId, kColumnCount };
   /// Raw values for sorting and tests (numbers as numbers, times as Unix seconds).
   static constexpr int kSortRole = Qt::UserRole;
 

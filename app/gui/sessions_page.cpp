@@ -63,6 +63,7 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   summary_model_ = new SummaryDeltaModel(this);
   config_model_ = new DiffTableModel(this);
   environment_model_ = new DiffTableModel(this);
+  run_model_ = new DiffTableModel(this);
   catalog_watcher_ = new QFutureWatcher<Catalog>(this);
   compare_watcher_ = new QFutureWatcher<Comparison>(this);
   plot_watcher_ = new QFutureWatcher<std::vector<PlotCurve>>(this);
@@ -73,9 +74,10 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   auto* right = new QWidget;
   auto* right_layout = new QVBoxLayout(right);
   right_layout->setContentsMargins(0, 0, 0, 0);
-  compare_header_ = new QLabel(tr("Open a session file, select 2 to 8 sessions and choose Compare (Ctrl+Return), "
-                                  "or one session and Profile."));
+  compare_header_ = new QLabel(tr("Open a session file, select 1 to 8 sessions and choose Compare (Ctrl+Return), "
+                                  "or one session and Profile. Right-click a session to rename, tag or delete it."));
   compare_header_->setWordWrap(true);
+  compare_header_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // errors wrap
   compare_header_->setTextFormat(Qt::RichText);
   tabs_ = new QTabWidget;
   tabs_->addTab(buildCurvesTab(), tr("Curves"));
@@ -83,6 +85,7 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   breakdown_chart_ = new QCustomPlot;
   add_plot_export_menu(breakdown_chart_, "step_time_breakdown", [this](const QString& m) { emit statusMessage(m); });
   tabs_->addTab(breakdown_chart_, tr("Breakdown"));
+  tabs_->addTab(buildDiffTab(run_model_, "run_diff"), tr("Run"));
   tabs_->addTab(buildDiffTab(config_model_, "config_diff"), tr("Config diff"));
   tabs_->addTab(buildDiffTab(environment_model_, "environment_diff"), tr("Environment"));
   profile_view_ = new ProfileView;
@@ -96,6 +99,7 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   splitter->addWidget(buildList());
   splitter->addWidget(right);
   splitter->setStretchFactor(1, 3);
+  splitter->setSizes({170, 730});  // a few sessions' rows; the comparison or profile gets the height
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(buildToolbar());
@@ -172,7 +176,8 @@ QWidget* SessionsPage::buildList() {
   connect(list_, &QTableView::doubleClicked, this, [this] {
     if (selectedRefs().size() == 1) profileSelected();
   });
-  add_table_export_menu(list_, "sessions", [this](const QString& m) { emit statusMessage(m); });
+  list_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(list_, &QWidget::customContextMenuRequested, this, &SessionsPage::showListMenu);
   return list_;
 }
 
@@ -236,7 +241,7 @@ QWidget* SessionsPage::buildCurvesTab() {
   for (auto metric : compared_metrics()) {
     const std::string name = sessions::metric_name(metric);
     auto* plot = new QCustomPlot;
-    plot->setMinimumSize(220, 150);
+    plot->setMinimumSize(140, 110);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->xAxis->setLabel(tr("step"));
     plot->yAxis->setLabel(metric_title(name));
@@ -264,6 +269,10 @@ QWidget* SessionsPage::buildDiffTab(DiffTableModel* model, const QString& name) 
   only->setChecked(true);
   connect(only, &QCheckBox::toggled, model, &DiffTableModel::setDiffOnly);
   auto* view = make_table(model);
+  // Every session's column starts on screen: a command line is cut in its middle, not allowed to
+  // push the other sessions' columns off to the right (its tooltip shows it whole).
+  view->horizontalHeader()->setMaximumSectionSize(kDiffColumnMaxWidth);
+  view->setTextElideMode(Qt::ElideMiddle);
   add_table_export_menu(view, name, [this](const QString& m) { emit statusMessage(m); });
   layout->addWidget(only);
   layout->addWidget(view, 1);
@@ -362,11 +371,12 @@ void SessionsPage::selectByName(const QStringList& names) {
 void SessionsPage::compareSelected() { compare(selectedRefs()); }
 
 void SessionsPage::compare(const std::vector<SessionRef>& refs) {
-  if (refs.size() < sessions::kMinCompared || refs.size() > sessions::kMaxCompared) {
-    emit statusMessage(tr("Select 2 to 8 sessions to compare (%1 selected)").arg(refs.size()));
+  if (refs.empty() || refs.size() > sessions::kMaxCompared) {
+    emit statusMessage(tr("Select 1 to 8 sessions to compare (%1 selected)").arg(refs.size()));
     return;
   }
-  compare_header_->setText(tr("Comparing %1 sessions\u2026").arg(refs.size()));
+  compare_header_->setText(refs.size() == 1 ? tr("Reading %1\u2026").arg(QString::fromStdString(refs[0].label))
+                                            : tr("Comparing %1 sessions\u2026").arg(refs.size()));
   const std::int64_t warmup = warmup_->value();
   compare_watcher_->setFuture(QtConcurrent::run([refs, warmup] { return compare_refs(refs, warmup); }));
 }
@@ -382,13 +392,14 @@ void SessionsPage::onComparisonReady() {
   for (std::size_t s = 0; s < comparison_.sessions.size(); ++s)
     legend << QString("<span style='color:%1'>\u25a0</span> %2%3")
                   .arg(series_color(s).name(), QString::fromStdString(comparison_.sessions[s].label).toHtmlEscaped(),
-                       s == 0 ? tr(" (baseline)") : QString());
+                       s == 0 && comparison_.sessions.size() > 1 ? tr(" (baseline)") : QString());
   compare_header_->setText(legend.join(" &nbsp; "));
   summary_model_->setComparison(comparison_.sessions, comparison_.summary);
   config_model_->setRows(comparison_.sessions, comparison_.config_diff);
   environment_model_->setRows(comparison_.sessions, comparison_.environment_diff);
+  run_model_->setRows(comparison_.sessions, comparison_.run_diff);
   draw_timer_breakdown(breakdown_chart_, comparison_.summaries, comparison_.sessions);
-  emit statusMessage(tr("Compared %1 sessions%2").arg(comparison_.sessions.size())
+  emit statusMessage(tr("Showing %1 session(s)%2").arg(comparison_.sessions.size())
                          .arg(comparison_.same_file ? QString() : tr(" from several files")));
   emit comparisonReady();
   replot();

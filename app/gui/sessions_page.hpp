@@ -1,9 +1,10 @@
 #pragma once
 // The Sessions & Compare page: open session files (dialog, drag and drop, recent files), filter
-// the sessions of all of them, select 2 to 8 to compare (curves overlaid with smoothing and log
-// scale, summary deltas against the first, config and environment diffs, step-time breakdown), or
-// one to see its profiled window. Every query runs on a worker thread. CLI twins:
-// `shardscope sessions list|compare|show --profile --db FILE`.
+// the sessions of all of them, rename, tag or delete them (right-click), select 2 to 8 to compare
+// (curves overlaid with smoothing and log scale, summary deltas against the first, run, config
+// and environment diffs, step-time breakdown) or one to see it alone, and one to profile. Every
+// query runs on a worker thread. CLI twins: `shardscope sessions list|compare|show --profile|
+// rename|tag|delete --db FILE`.
 
 #include <memory>
 
@@ -35,6 +36,9 @@ class SessionsPage : public QWidget {
   Q_OBJECT
 
  public:
+  /// The widest a column of the Run, Config and Environment diffs gets (px); longer values elide.
+  static constexpr int kDiffColumnMaxWidth = 480;
+
   explicit SessionsPage(QWidget* parent = nullptr);
   ~SessionsPage() override;
 
@@ -44,7 +48,7 @@ class SessionsPage : public QWidget {
   QStringList files() const { return files_; }
   /// Re-reads every open file's sessions (a running session's steps and status change).
   void refresh();
-  /// Compares these sessions (2 to 8, the first is the baseline).
+  /// Compares these sessions (1 to 8, the first is the baseline; one is shown alone).
   void compare(const std::vector<SessionRef>& sessions);
   /// Compares the sessions selected in the list, in list order.
   void compareSelected();
@@ -55,6 +59,11 @@ class SessionsPage : public QWidget {
   void revealSession(const QString& file, const QString& uid);
   /// Selects rows of the filtered list whose session name is in `names`.
   void selectByName(const QStringList& names);
+  /// Renames, tags or deletes sessions (the sessions library on their files), then reloads the list;
+  /// returns "" or the error, and reports the CLI twin in the status bar.
+  QString renameSession(const SessionRef& session, const QString& name);
+  QString tagSession(const SessionRef& session, const QStringList& add, const QStringList& remove);
+  QString deleteSessions(const std::vector<SessionRef>& sessions);
 
   SessionCatalogModel* catalogModel() const { return catalog_; }
   SessionFilterProxy* filterProxy() const { return proxy_; }
@@ -62,6 +71,7 @@ class SessionsPage : public QWidget {
   SummaryDeltaModel* summaryModel() const { return summary_model_; }
   DiffTableModel* configDiffModel() const { return config_model_; }
   DiffTableModel* environmentDiffModel() const { return environment_model_; }
+  DiffTableModel* runDiffModel() const { return run_model_; }
   ProfileView* profileView() const { return profile_view_; }
   const Comparison& comparison() const { return comparison_; }
   const std::vector<PlotCurve>& plotCurves() const { return plot_curves_; }
@@ -69,7 +79,7 @@ class SessionsPage : public QWidget {
   QCustomPlot* chart(const std::string& metric) const;
   void setSmoothing(const sessions::Smoothing& smoothing);
   void setLogScale(bool on);
-  /// Shows a tab by title ("Curves", "Summary", "Config diff", "Environment", "Breakdown", "Profile").
+  /// Shows a tab by title ("Curves", "Summary", "Run", "Config diff", "Environment", "Breakdown", "Profile").
   void showTab(const QString& title);
 
  signals:
@@ -90,6 +100,11 @@ class SessionsPage : public QWidget {
   QWidget* buildDiffTab(DiffTableModel* model, const QString& name);
   QWidget* buildSummaryTab();
   void chooseFiles();
+  void showListMenu(const QPoint& pos);
+  void askRename(const SessionRef& session);
+  void askTags(const SessionRef& session);
+  void askDelete(const std::vector<SessionRef>& sessions);
+  QString uidOf(const SessionRef& session) const;
   void updateRecentMenu();
   void onCatalogLoaded();
   void onComparisonReady();
@@ -119,6 +134,7 @@ class SessionsPage : public QWidget {
   SummaryDeltaModel* summary_model_ = nullptr;
   DiffTableModel* config_model_ = nullptr;
   DiffTableModel* environment_model_ = nullptr;
+  DiffTableModel* run_model_ = nullptr;
   ProfileView* profile_view_ = nullptr;
   QFutureWatcher<Catalog>* catalog_watcher_ = nullptr;
   QFutureWatcher<Comparison>* compare_watcher_ = nullptr;

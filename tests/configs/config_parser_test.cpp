@@ -106,13 +106,28 @@ struct SyntaxCase {
   const char* expected;  // a piece of the message
 };
 
+TEST(ConfigParser, ReadsQuotelessStringsToTheEndOfTheLineAsHjsonDoes) {
+  // On one line the string swallows the closing brace, so hjson and this parser both fail.
+  EXPECT_FALSE(parse_config_text("{\n  optimizer: {type: AdamW}\n  n: 2\n}", "q").root.has_value());
+  // hjson.loads gives {"optimizer": {"type": "AdamW"}, "device": "cpu # offload", "n": 2}.
+  const auto ok = parse_config_text("{\n  optimizer: {\n    type: AdamW\n  }\n  device: cpu # offload  \n  n: 2\n}", "q");
+  ASSERT_TRUE(ok.root.has_value());
+  EXPECT_EQ(ok.root->find("optimizer")->find("type")->string_value, "AdamW");
+  EXPECT_EQ(ok.root->find("device")->string_value, "cpu # offload");
+  EXPECT_EQ(ok.root->find("n")->int_value, 2);
+  const Diagnostic* note = first(ok, "quoteless-string");
+  ASSERT_NE(note, nullptr);
+  EXPECT_EQ(note->severity, Severity::kNote);
+  EXPECT_EQ(note->location.line, 3);
+}
+
 TEST(ConfigParser, SyntaxErrorsGiveLineColumnAndWhatWasExpected) {
   const SyntaxCase cases[] = {
       {"{\n  \"a\": 1\n  \"b\" 2\n}", 3, 7, "expected ':' after the key \"b\""},
       {"{\"a\": 1 \"b\": 2}", 1, 9, "expected ',' or '}'"},
       {"{\n  \"a\": [1, 2\n", 3, 1, "expected ']' to close the array opened at 2:8"},
       {"{\"a\": \"abc}", 1, 7, "unterminated string"},
-      {"{\"a\": tru}", 1, 7, "unquoted string 'tru'"},
+      {"{\"a\": tru}", 1, 11, "expected '}' to close the object"},  // hjson: the string "tru}"
       {"{\"a\": 01}", 1, 7, "leading zero"},
       {"{\"a\": 1.}", 1, 9, "digit after the decimal point"},
       {"{\"a\": }", 1, 7, "expected a value"},
@@ -134,10 +149,10 @@ TEST(ConfigParser, SyntaxErrorsGiveLineColumnAndWhatWasExpected) {
 }
 
 TEST(ConfigParser, ColumnsCountCharactersNotUtf8Bytes) {
-  const auto doc = parse_config_text("{\"\xC3\xA9\xC3\xA9\": x}", "u.json");
+  const auto doc = parse_config_text("{\"\xC3\xA9\xC3\xA9\": 01}", "u.json");
   const Diagnostic* error = first(doc, "syntax-error");
   ASSERT_NE(error, nullptr);
-  EXPECT_EQ(error->location.column, 8);  // {"éé": x  -> x is the 8th character
+  EXPECT_EQ(error->location.column, 8);  // {"éé": 01  -> the 0 is the 8th character
 }
 
 TEST(ConfigParser, InvalidUtf8IsASyntaxErrorAtItsPlace) {

@@ -1,8 +1,11 @@
-// The Config Editor without pixels: form edits rewrite the JSON (other keys kept, one undo step),
-// JSON edits update the form, diagnostics point at the right lines and clicking one selects it,
-// the world size feeds the batch identity, save/diff work; plus an offscreen smoke test that
-// opens every page of the main window.
+// The Config Editor without pixels: a form edit changes only the value it edits (formatting,
+// number spellings and comments elsewhere survive byte for byte, one undo step), hjson DeepSpeed
+// accepts keeps the form usable, fp16 and bf16 both on show as the conflict they are, JSON edits
+// update the form, diagnostics point at the right lines and clicking one selects it, the world size
+// feeds the batch identity, save/diff work; plus an offscreen smoke test of every page.
 #include <QComboBox>
+#include <QFormLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
@@ -68,6 +71,70 @@ class ConfigEditorPageTest : public QObject {
     for (int i = 0; i < 20 && page.editor()->document()->isUndoAvailable(); ++i) page.editor()->undo();
     QCOMPARE(page.editor()->toPlainText(), original);
     QCOMPARE(stage->currentText(), QString("2"));
+  }
+
+  void formEditChangesOnlyTheValueItEdits() {
+    // Hand-written hjson: comments, a compact object, 3e-4, an unquoted key, a trailing comma.
+    const QString original =
+        "{\n"
+        "  // batch: 4 x 2 x world size\n"
+        "  \"train_micro_batch_size_per_gpu\": 4,\n"
+        "  \"bf16\": {\"enabled\": true},\n"
+        "  \"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": 3e-4, \"betas\": [0.9, 0.95]}},\n"
+        "  zero_optimization: {\n"
+        "    \"stage\": 2,  # sharded gradients\n"
+        "    \"reduce_bucket_size\": 5e8,\n"
+        "  },\n"
+        "}\n";
+    ConfigEditorPage page;
+    page.editor()->setPlainText(original);
+    auto* stage = qobject_cast<QComboBox*>(page.form()->fieldWidget("zero_optimization.stage"));
+    QVERIFY(stage->isEnabled());  // hjson DeepSpeed accepts keeps the form usable
+    QCOMPARE(stage->currentText(), QString("2"));
+    QCOMPARE(qobject_cast<QLineEdit*>(page.form()->fieldWidget("optimizer.params.lr"))->text(), QString("3e-4"));
+    stage->setCurrentText("3");
+    QString expected = original;
+    expected.replace("\"stage\": 2,", "\"stage\": 3,");
+    QCOMPARE(page.editor()->toPlainText(), expected);  // byte for byte outside the edited value
+    // A new key goes after its siblings, in their layout; nothing else moves.
+    auto* overlap = qobject_cast<QComboBox*>(page.form()->fieldWidget("zero_optimization.overlap_comm"));
+    overlap->setCurrentText("true");
+    expected.replace("    \"reduce_bucket_size\": 5e8,\n", "    \"reduce_bucket_size\": 5e8,\n    \"overlap_comm\": true\n");
+    QCOMPARE(page.editor()->toPlainText(), expected);
+    // Two undos give the original back.
+    page.editor()->undo();
+    page.editor()->undo();
+    QCOMPARE(page.editor()->toPlainText(), original);
+  }
+
+  void bothPrecisionsOnShowTheConflict() {
+    ConfigEditorPage page;
+    page.editor()->setPlainText("{\"fp16\": {\"enabled\": true}, \"bf16\": {\"enabled\": true}}");
+    auto* precision = qobject_cast<QComboBox*>(page.form()->fieldWidget("precision"));
+    QVERIFY2(precision->currentText().contains("conflict"), qPrintable(precision->currentText()));
+    QVERIFY(precision->toolTip().contains("cannot be simultaneously enabled"));
+    // Choosing a mode resolves it, and the conflict item goes away.
+    precision->setCurrentText("bf16");
+    QCOMPARE(page.editor()->toPlainText(), QString("{\"fp16\": {\"enabled\": false}, \"bf16\": {\"enabled\": true}}"));
+    QCOMPARE(precision->findText(QString(kPrecisionConflict) + " (conflict)"), -1);
+  }
+
+  void aSyntaxErrorSaysWhereNotJsonLibraryText() {
+    ConfigEditorPage page;
+    page.editor()->setPlainText("{\n  \"zero_optimization\": {\"stage\": 2\n  \"x\" 1\n}\n");
+    QVERIFY(!page.form()->fieldWidget("zero_optimization.stage")->isEnabled());
+    const QLabel* error = page.form()->findChild<QLabel*>();
+    QVERIFY(error);
+    QVERIFY2(error->text().contains("line 3, column 7"), qPrintable(error->text()));
+    QVERIFY(!error->text().contains("json.exception"));
+    // The monitors' label reads as written (a bare '&' in a form label is a mnemonic).
+    bool found = false;
+    for (const QLabel* label : page.form()->findChildren<QLabel*>())
+      if (label->buddy() == page.form()->fieldWidget("wandb.enabled")) {
+        found = true;
+        QCOMPARE(label->text(), QString("Weights && Biases"));  // drawn as "Weights & Biases"
+      }
+    QVERIFY(found);
   }
 
   void jsonEditUpdatesForm() {

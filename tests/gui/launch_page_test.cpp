@@ -2,9 +2,8 @@
 // whose live curves hold exactly the session's rows and which ends visible in Sessions & Compare;
 // Stop leaves no launcher or rank process behind; a failing run names the rank and the reason.
 // Also the pure parts: the argument list, the `[rank R] ` prefix and the launcher's announcements.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include <algorithm>
 
 #include <QFile>
 #include <QFileInfo>
@@ -14,6 +13,7 @@
 #include <QTest>
 #include <qcustomplot.h>
 
+#include "app/gui/cli_locator.hpp"
 #include "app/gui/launch_page.hpp"
 #include "app/gui/launch_runner.hpp"
 #include "app/gui/launch_spec.hpp"
@@ -24,31 +24,17 @@
 #include "app/gui/sessions_page.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
+#include "tests/process_helpers.hpp"
 
 using namespace shardscope::gui;
 namespace ss = shardscope::sessions;
 
 namespace {
 
-// A port the kernel just handed out (and released): another run on the machine does not hold it.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+int free_port() { return shardscope::test::free_port(); }
 
 bool process_alive(qint64 pid) {
-  QFile stat(QString("/proc/%1/stat").arg(pid));
-  if (!stat.open(QIODevice::ReadOnly)) return false;
-  const QByteArray s = stat.readAll();
-  const int close = s.lastIndexOf(')');
-  return !(close > 0 && close + 2 < s.size() && s[close + 2] == 'Z');
+  return !shardscope::test::process_gone(static_cast<pid_t>(pid), std::chrono::milliseconds(50));
 }
 
 }  // namespace
@@ -102,6 +88,38 @@ class LaunchPageTest : public QObject {
                                                "--data", "synthetic", "--steps", "7"};
     QCOMPARE(args, expected);
     QVERIFY(shell_command("shardscope", args).find("--name 'run one'") != std::string::npos);
+    // Every flag the page offers reaches its side of `--`.
+    s.hf_config.clear();
+    s.master_port = 29612;
+    s.master_addr = "10.0.0.2";
+    s.overrides = {"zero_optimization.stage=3", "gradient_clipping=0.5"};
+    s.save_dir = "/tmp/ckpt";
+    s.save_every = 5;
+    s.load_dir = "/tmp/resume";
+    s.profile_start = 3;
+    s.profile_count = 2;
+    s.kv_heads = 1;
+    s.seed = 7;
+    s.activation_checkpointing = true;
+    s.extra_train_args = split_shell_words("--device cpu --name-suffix 'a b'");
+    QCOMPARE(s.extra_train_args, (std::vector<std::string>{"--device", "cpu", "--name-suffix", "a b"}));
+    const auto full = launch_arguments(s);
+    const auto separator = std::find(full.begin(), full.end(), std::string("--"));
+    const std::vector<std::string> launcher(full.begin() + 1, separator), train(separator + 1, full.end());
+    auto has = [](const std::vector<std::string>& v, const std::string& flag, const std::string& value) {
+      for (std::size_t i = 0; i + 1 < v.size(); ++i)
+        if (v[i] == flag && v[i + 1] == value) return true;
+      return false;
+    };
+    QVERIFY(has(launcher, "--master_port", "29612") && has(launcher, "--master_addr", "10.0.0.2"));
+    QVERIFY(has(train, "--set", "zero_optimization.stage=3") && has(train, "--set", "gradient_clipping=0.5"));
+    QVERIFY(has(train, "--save", "/tmp/ckpt") && has(train, "--save-every", "5") && has(train, "--load", "/tmp/resume"));
+    QVERIFY(has(train, "--profile-steps", "3:2") && has(train, "--kv-heads", "1") && has(train, "--seed", "7"));
+    QVERIFY(std::find(train.begin(), train.end(), "--activation-checkpointing") != train.end());
+    QCOMPARE(std::vector<std::string>(train.end() - 4, train.end()), s.extra_train_args);
+    s.overrides = {"no_equals_sign"};
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, launch_arguments(s));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, split_shell_words("--name 'unclosed"));
     s.session_file.clear();
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, launch_arguments(s));
     auto line = parse_console_line("[rank 3] shardscope: error: bad file", true);
@@ -152,9 +170,16 @@ class LaunchPageTest : public QObject {
     page->setUseEditorConfig(false);
     const LaunchSpec spec = tinySpec(session, 12, "gui-two-ranks");
     page->setSpec(spec);
+    // A filter left from an earlier run must not hide this run's lines.
+    page->console()->rankBox()->setCurrentIndex(page->console()->rankBox()->count() - 1);
+    page->console()->searchField()->setText("no line has this");
     QSignalSpy finished(page, &LaunchPage::runFinished);
     page->start();
     QVERIFY2(page->isRunning(), qPrintable(page->banner()->text()));
+    QCOMPARE(page->console()->rankBox()->currentIndex(), 0);
+    QVERIFY(page->console()->searchField()->text().isEmpty());
+    QVERIFY(page->rankLegend()->text().contains("rank 0") && page->rankLegend()->text().contains("rank 1"));
+    QVERIFY(page->cliTwin()->text().contains("--master_port"));
     QVERIFY(finished.wait(180000));
     QCOMPARE(finished.first().first().toInt(), 0);
     QTest::qWait(300);

@@ -7,11 +7,16 @@ namespace shardscope::gui::testing {
 
 namespace ss = shardscope::sessions;
 
+std::int64_t profiled_window_start_ns(const RunSpec& spec) {
+  return static_cast<std::int64_t>(spec.started_at + 5) * 1'000'000'000 - 60'000'000;
+}
+
 std::vector<ss::Event> run_events(const RunSpec& spec) {
   ss::RunStart start;
   start.name = spec.name;
   start.started_at = spec.started_at;
   start.command_line = {"shardscope", "train", "--name", spec.name};
+  start.command_line.insert(start.command_line.end(), spec.train_args.begin(), spec.train_args.end());
   start.config_json = spec.config_json;
   start.config_hash = ss::compute_config_hash(spec.config_json);
   start.environment.versions.shardscope = "0.1.0";
@@ -44,7 +49,8 @@ std::vector<ss::Event> run_events(const RunSpec& spec) {
     }
   if (spec.profiled)
     for (int rank = 0; rank < spec.ranks; ++rank) {
-      const std::int64_t t0 = 1'000'000 + rank * 1000;
+      // Inside step 5 on the host Unix clock, as CUPTI records are stored: 60 ms before its end.
+      const std::int64_t t0 = profiled_window_start_ns(spec) + rank * 1000;
       events.push_back(ss::ActivityBatch{rank, {{ss::ActivityKind::kKernel, "ampere_sgemm_128x64", t0, t0 + 40'000, 0, 7, 0, 5},
                                                 {ss::ActivityKind::kKernel, "ampere_sgemm_128x64", t0 + 50'000, t0 + 90'000, 0, 7, 0, 5},
                                                 {ss::ActivityKind::kKernel, "vectorized_elementwise", t0 + 95'000, t0 + 100'000, 0, 7, 0, 5},

@@ -1,27 +1,29 @@
 // The Sessions & Compare page on sessions written by the test: the list and its filter, a
-// comparison of 2 sessions whose tables hold exactly what the sessions library computes, the same
-// comparison across two files, smoothing and downsampling of curves, the profile view against the
-// profiler's analyses, CSV export, and the page inside the main window.
+// comparison of 2 sessions whose tables hold exactly what the sessions library computes (the run
+// diff showing a model shape the config diff cannot), one session alone, the same comparison
+// across two files, smoothing and downsampling of curves, log-scale ticks and flat curves, the
+// legend of exported charts, renaming, tagging and deleting, CSV export, and the page inside the
+// main window. The profile view has its own test (profile_view_test.cpp).
 #include <chrono>
 #include <cmath>
 
+#include <QHeaderView>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTest>
 #include <QWheelEvent>
 #include <qcustomplot.h>
 
+#include "app/gui/compare_charts.hpp"
 #include "app/gui/compare_data.hpp"
 #include "app/gui/compare_table_models.hpp"
 #include "app/gui/gui_export.hpp"
 #include "app/gui/main_window.hpp"
-#include "app/gui/profile_timeline.hpp"
-#include "app/gui/profile_view.hpp"
-#include "app/gui/rows_table_model.hpp"
+#include "app/gui/session_edits.hpp"
 #include "app/gui/series_downsampling.hpp"
 #include "app/gui/session_catalog_model.hpp"
 #include "app/gui/sessions_page.hpp"
-#include "profiler/profile_analyses.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 #include "tests/gui/session_test_data.hpp"
@@ -58,6 +60,8 @@ class SessionsPageTest : public QObject {
     file_b_ = dir_.filePath("b.db");
     testing::RunSpec alpha{"alpha", 2, 20, 100, 8};
     testing::RunSpec beta{"beta", 2, 20, 80, 6};
+    alpha.train_args = {"--model", "gpt2", "--hidden", "64", "--steps", "20"};
+    beta.train_args = {"--model", "gpt2", "--hidden", "128", "--steps", "20"};
     beta.config_json = R"({"train_micro_batch_size_per_gpu": 8, "zero_optimization": {"stage": 2}})";
     beta.started_at += 3600;
     beta.profiled = true;
@@ -145,6 +149,22 @@ class SessionsPageTest : public QObject {
     QCOMPARE(config->index(0, 2).data().toString(), QString("4"));
     config->setDiffOnly(false);
     QCOMPARE(config->rowCount(), 2);
+    // Run diff: the model shape the config diff cannot show (hidden 128 against 64).
+    auto* run = page.runDiffModel();
+    bool hidden = false;
+    for (int r = 0; r < run->rowCount(); ++r)
+      if (run->index(r, 0).data().toString() == "train.hidden") {
+        hidden = true;
+        QCOMPARE(run->index(r, 1).data().toString(), QString("128"));
+        QCOMPARE(run->index(r, 2).data().toString(), QString("64"));
+      }
+    QVERIFY(hidden);
+    // A long value (the command line) is cut in its cell, never pushing a session's column off
+    // screen; its tooltip holds all of it.
+    for (int r = 0; r < run->rowCount(); ++r)
+      QCOMPARE(run->index(r, 1).data(Qt::ToolTipRole).toString(), run->index(r, 1).data().toString());
+    for (QTableView* view : page.findChildren<QTableView*>())
+      if (view->model() == run) QCOMPARE(view->horizontalHeader()->maximumSectionSize(), SessionsPage::kDiffColumnMaxWidth);
     // Curves: 8 metrics plus the two timers, full resolution (20 steps).
     QCOMPARE(c.curves.size(), compared_metrics().size() + 2);
     QCOMPARE(c.curves[0].metric, std::string("loss"));
@@ -259,62 +279,101 @@ class SessionsPageTest : public QObject {
     QCOMPARE(downsample_min_max(short_series, 10).y, (std::vector<double>{1, 3}));
   }
 
-  void profileViewShowsTimelineAndAnalyses() {
+  void oneSelectedSessionIsShownAlone() {
     SessionsPage page;
     openBoth(page);
-    page.selectByName({"beta"});
-    ProfileView* view = page.profileView();
-    QSignalSpy loaded(view, &ProfileView::profileLoaded);
-    page.profileSelected();
+    page.selectByName({"gamma"});
+    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
+    page.compareSelected();
+    QVERIFY(drawn.wait(10000));
+    const Comparison& c = page.comparison();
+    QVERIFY2(c.error.empty(), c.error.c_str());
+    QCOMPARE(c.sessions.size(), std::size_t(1));
+    QCOMPARE(c.curves[0].sessions[0].y.size(), std::size_t(10));
+    QVERIFY(page.chart("loss")->graphCount() >= 1);
+    QCOMPARE(page.summaryModel()->columnCount(), 2);  // quantity and its value, no deltas
+    QVERIFY(page.configDiffModel()->rowCount() >= 2);  // every key: there is nothing to differ from
+    QVERIFY(page.runDiffModel()->rowCount() >= 2);
+  }
+
+  void logTicksNeverRepeatAndFlatCurvesSitInsideTheFrame() {
+    // A loss between 5.5 and 7 (less than a decade): a log axis labelled 6·10⁰ four times before.
+    PlotCurve curve{"loss", {Series{{1, 2, 3, 4}, {7.0, 6.5, 6.0, 5.5}}}, {Series{}}};
+    QCustomPlot plot;
+    plot.resize(400, 300);
+    draw_compare_curve(&plot, curve, {{"a.db", 1, "a"}}, CurveStyle{true, true});
+    plot.replot();
+    const QVector<QString> labels = plot.yAxis->tickVectorLabels();
+    QVERIFY(labels.size() >= 2);
+    QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+    QVERIFY(plot.yAxis->range().lower < 5.5 && plot.yAxis->range().upper > 7.0);
+    // Over two decades the ticks are powers of ten.
+    curve.raw[0].y = {0.5, 5, 50, 80};
+    draw_compare_curve(&plot, curve, {{"a.db", 1, "a"}}, CurveStyle{true, true});
+    plot.replot();
+    QVERIFY(dynamic_cast<QCPAxisTickerLog*>(plot.yAxis->ticker().data()) != nullptr);
+    // A flat memory curve (1 GiB every step) is drawn inside the frame, with room above and below.
+    PlotCurve memory{"mem_peak", {Series{{1, 2, 3}, {double(1 << 30), double(1 << 30), double(1 << 30) + 64}}}, {Series{}}};
+    draw_compare_curve(&plot, memory, {{"a.db", 1, "a"}}, CurveStyle{false, true});
+    const QCPRange range = plot.yAxis->range();
+    QVERIFY2(range.lower <= 1.0 - 0.015 && range.upper >= 1.0 + 0.015,
+             qPrintable(QString("%1 .. %2").arg(range.lower, 0, 'g', 12).arg(range.upper, 0, 'g', 12)));
+  }
+
+  void exportedChartsCarryTheirLegend() {
+    SessionsPage page;
+    openBoth(page);
+    page.selectByName({"alpha", "beta"});
+    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
+    page.compareSelected();
+    QVERIFY(drawn.wait(10000));
+    QCustomPlot* loss = page.chart("loss");
+    loss->resize(500, 350);
+    QVERIFY(!loss->legend->visible());  // on screen the page's header names the colours
+    QCOMPARE(loss->legend->itemCount(), 2);
+    const QString with = dir_.filePath("loss_legend.png");
+    QVERIFY(save_plot_png(loss, with, 1.0));
+    QVERIFY(!loss->legend->visible());
+    QVERIFY(loss->savePng(dir_.filePath("loss_plain.png"), 0, 0, 1.0));
+    QImage a(with), b(dir_.filePath("loss_plain.png"));
+    QCOMPARE(a.size(), b.size());
+    QVERIFY(a != b);  // the legend is drawn into the exported image
+  }
+
+  void renameTagAndDeleteThroughTheLibrary() {
+    const QString path = dir_.filePath("edits.db");
+    testing::write_sessions(path, {testing::RunSpec{"first", 1, 3, 10, 2}, testing::RunSpec{"second", 1, 3, 10, 2}});
+    SessionsPage page;
+    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
+    page.openFiles({path});
     QVERIFY(loaded.wait(10000));
-    const auto data = view->data();
-    QVERIFY2(data->error.empty(), data->error.c_str());
-    // Per rank: stream 7 (kernels, memcpy), stream 13 (NCCL), NVTX levels 0 and 1.
-    QCOMPARE(data->rows.size(), std::size_t(8));
-    QCOMPARE(data->items, std::size_t(2 * (5 + 3)));
-    QCOMPARE(data->rows[0].label, std::string("rank 0 \u00b7 GPU 0 \u00b7 stream 7"));
-    QCOMPARE(data->rows[1].items[0].kind, TimelineKind::kCollective);
-    QCOMPARE(data->rows[2].items.size(), std::size_t(1));  // "step" alone on level 0
-    QCOMPARE(data->rows[3].items.size(), std::size_t(2));  // forward, backward nested in it
-    // The top kernels table is the profiler's analysis, row for row.
-    ss::Store store = reader(file_a_);
-    const auto ref = shardscope::profiler::analyze_session(store, ss::find_session(store, "beta"));
-    auto* kernels = view->kernelsModel();
-    QCOMPARE(kernels->rowCount(), static_cast<int>(ref.top_kernels[0].kernels.size() + ref.top_kernels[1].kernels.size()));
-    QCOMPARE(kernels->index(0, 1).data().toString().toStdString(), ref.top_kernels[0].kernels[0].name);
-    QCOMPARE(kernels->index(0, 3).data(RowsTableModel::kSortRole).toDouble(), ref.top_kernels[0].kernels[0].total_ms);
-    QCOMPARE(kernels->index(0, 3).data(RowsTableModel::kSortRole).toDouble(), 0.08);  // 2 x 40 us sgemm
-    QCOMPARE(view->collectivesModel()->rowCount(), 1);
-    QCOMPARE(view->collectivesModel()->index(0, 1).data(RowsTableModel::kSortRole).toLongLong(), 40);  // 20 steps x 2 ranks
-    QVERIFY(view->analysesText().contains("== Slowest rank per step =="));
-    QVERIFY(view->analysesText().contains("== GPU idle time in the profiled window =="));
-    QCOMPARE(view->overlapModel()->rowCount(), 2);
-    // Timeline: a hover finds the sgemm, the wheel zooms around the cursor, a drag pans.
-    ProfileTimeline* timeline = view->timeline();
-    timeline->resize(1000, 300);
-    timeline->setViewRange(1'000'000, 1'100'000);
-    const int x = static_cast<int>(timeline->xOf(1'020'000));
-    const int y = ProfileTimeline::kRulerHeight + ProfileTimeline::kRowHeight / 2;
-    auto hit = timeline->itemAt({x, y});
-    QVERIFY(hit);
-    QVERIFY(timeline->describe(*hit->second).contains("ampere_sgemm_128x64"));
-    QVERIFY(timeline->describe(*hit->second).contains("40.0 us"));
-    const double anchor = timeline->timeAt(x);
-    QWheelEvent wheel(QPointF(x, y), timeline->mapToGlobal(QPointF(x, y)), {}, {0, 240}, Qt::NoButton, {},
-                      Qt::NoScrollPhase, false);
-    QApplication::sendEvent(timeline, &wheel);
-    QVERIFY(std::fabs((timeline->viewEnd() - timeline->viewStart()) - 100'000 / 1.5625) < 1);
-    QVERIFY(std::fabs(timeline->timeAt(x) - anchor) < 1);
-    const double before = timeline->viewStart();
-    QTest::mousePress(timeline, Qt::LeftButton, {}, {x, y});
-    QTest::mouseMove(timeline, {x - 100, y});
-    QTest::mouseRelease(timeline, Qt::LeftButton, {}, {x - 100, y});
-    QVERIFY(timeline->viewStart() > before);
-    // Zoomed out fully, boxes narrower than a pixel are merged.
-    timeline->resetZoom();
-    QVERIFY(!timeline->grab().isNull());  // paints even when not shown
-    QVERIFY(timeline->lastPaintedBoxes() > 0);
-    QVERIFY(timeline->lastPaintedBoxes() <= data->items);
+    auto ref_named = [&](const std::string& name) {
+      for (int r = 0; r < page.catalogModel()->rowCount(); ++r)
+        if (page.catalogModel()->row(r).info.name == name) return page.catalogModel()->ref(r);
+      return SessionRef{};
+    };
+    QSignalSpy status(&page, &SessionsPage::statusMessage);
+    QCOMPARE(page.renameSession(ref_named("first"), "baseline run"), QString());
+    QVERIFY(loaded.wait(10000));
+    bool twin = false;  // the CLI twin is reported (the reload's count follows it)
+    for (const auto& message : status) twin = twin || message.first().toString().contains("shardscope sessions rename");
+    QVERIFY(twin);
+    QCOMPARE(page.tagSession(ref_named("baseline run"), {"lr sweep", "zero2"}, {}), QString());
+    QVERIFY(loaded.wait(10000));
+    ss::Store store = reader(path);
+    QCOMPARE(ss::load_session(store, ss::find_session(store, "baseline run")).info.tags,
+             (std::vector<std::string>{"lr sweep", "zero2"}));
+    page.filterField()->setText("edits.db zero2");  // tags are filterable and shown
+    QCOMPARE(page.filterProxy()->rowCount(), 1);
+    QCOMPARE(page.filterProxy()->index(0, SessionCatalogModel::kTags).data().toString(), QString("lr sweep, zero2"));
+    page.filterField()->clear();
+    QVERIFY(!page.tagSession(ref_named("baseline run"), {"a,b"}, {}).isEmpty());  // refused, with the reason
+    QCOMPARE(page.deleteSessions({ref_named("second")}), QString());
+    QVERIFY(loaded.wait(10000));
+    int left = 0;  // the page also lists the files earlier tests opened
+    for (int r = 0; r < page.catalogModel()->rowCount(); ++r) left += page.catalogModel()->row(r).file == path.toStdString();
+    QCOMPARE(left, 1);
+    QCOMPARE(split_tag_list(" a, b ,,c "), (std::vector<std::string>{"a", "b", "c"}));
   }
 
   void tablesExportAsCsv() {

@@ -129,6 +129,41 @@ TEST_F(SessionsCli, DeleteNeedsYesInScriptsAndRemovesOnlyTheNamedSession) {
   EXPECT_EQ(run_cli({"sessions", "delete", "alpha", "--db", db_, "--yes", "--force"}).exit_code, 2);  // gone
 }
 
+TEST_F(SessionsCli, RenameTagAndTheRunDiff) {
+  const auto renamed = run_cli({"sessions", "rename", "alpha", "alpha zero2", "--db", db_});
+  ASSERT_EQ(renamed.exit_code, 0) << renamed.err;
+  EXPECT_NE(renamed.out.find("is now 'alpha zero2'"), std::string::npos) << renamed.out;
+  const auto tagged = run_cli({"sessions", "tag", "alpha zero2", "--db", db_, "--add", "sweep", "--remove", "baseline"});
+  ASSERT_EQ(tagged.exit_code, 0) << tagged.err;
+  EXPECT_NE(tagged.out.find("tags: sweep"), std::string::npos) << tagged.out;
+  EXPECT_NE(run_cli({"sessions", "list", "--db", db_, "--tag", "sweep", "--json"}).out.find("alpha zero2"), std::string::npos);
+  const auto bad = run_cli({"sessions", "tag", "beta", "--db", db_, "--add", "a,b"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("without commas"), std::string::npos) << bad.err;
+  EXPECT_EQ(run_cli({"sessions", "rename", "beta", "", "--db", db_}).exit_code, 2);
+  // The fixtures' command lines differ in --config: the run diff says so.
+  const auto compare = run_cli({"sessions", "compare", "alpha zero2", "beta", "--db", db_});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  EXPECT_NE(compare.out.find("run diff:"), std::string::npos) << compare.out;
+  EXPECT_NE(compare.out.find("train.config"), std::string::npos) << compare.out;
+}
+
+TEST_F(SessionsCli, ProfileSelectionsNarrowTheAnalyses) {
+  const auto step3 = run_cli({"sessions", "show", "alpha", "--db", db_, "--profile", "--select-step", "3", "--json"});
+  ASSERT_EQ(step3.exit_code, 0) << step3.err;
+  const auto profile = nlohmann::json::parse(step3.out).at("profile");
+  EXPECT_EQ(profile.at("selection"), "step 3");
+  EXPECT_EQ(profile.at("stragglers").at("steps").size(), 1u);
+  EXPECT_EQ(profile.at("collectives").at(0).at("count"), 2);  // one all_reduce per rank in step 3
+  const auto none = run_cli({"sessions", "show", "alpha", "--db", db_, "--profile", "--select-kernel", "no_such", "--json"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(nlohmann::json::parse(none.out).at("profile").at("top_kernels").size(), 0u);
+  const auto bad = run_cli({"sessions", "show", "alpha", "--db", db_, "--profile", "--select-time", "5:1"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--select-time"), std::string::npos) << bad.err;
+  EXPECT_EQ(run_cli({"sessions", "show", "alpha", "--db", db_, "--select-step", "3"}).exit_code, 2);  // needs --profile
+}
+
 // Every subcommand, given each kind of bad file, exits 2 with a message naming the problem.
 TEST_F(SessionsCli, BadFilesGiveAClearErrorAndExitCode2Everywhere) {
   const auto text = testing::temp_path("text") + ".db";
