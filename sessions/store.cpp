@@ -1,6 +1,10 @@
 #include "sessions/store.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <cstring>
@@ -139,9 +143,29 @@ bool check_sqlite_header(const std::string& path) {
   return true;
 }
 
+namespace {
+
+// A new session file is private (0600): it holds command lines, configs and logs, and SQLite gives
+// its -wal and -shm files the database file's mode. Losing a creation race to another writer is fine.
+void create_private_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  if (errno != EEXIST)
+    throw StoreError(ErrorKind::kStorage, "cannot create session store " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
 Store Store::open(const std::string& path, const StoreOpenOptions& options) {
   struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
+  bool exists = ::stat(path.c_str(), &st) == 0;
+  if (!exists && options.create_if_missing && !options.read_only) {
+    create_private_file(path);
+    exists = ::stat(path.c_str(), &st) == 0;
+  }
   if (exists && S_ISDIR(st.st_mode))
     throw StoreError(ErrorKind::kNotSqlite, path + " is a directory, not a session store file");
   if (!exists && (!options.create_if_missing || options.read_only))

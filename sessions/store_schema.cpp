@@ -166,7 +166,25 @@ ALTER TABLE activities ADD COLUMN correlation_id INTEGER;
 ALTER TABLE activities ADD COLUMN throughput_gbps REAL;
 )sql";
 
+// Version 4 records the hosts of a run (multi-node launches): each host's node rank, its clock
+// against the collector's host (so per-rank timelines of different hosts line up) and its build;
+// and the environment variables the launcher gave every rank (credential-looking ones redacted).
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE hosts(
+  session_id INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  node_rank INTEGER,
+  clock_offset_s REAL,
+  clock_uncertainty_s REAL,
+  shardscope_version TEXT,
+  git_hash TEXT,
+  PRIMARY KEY(session_id, host)
+) WITHOUT ROWID;
+ALTER TABLE sessions ADD COLUMN environment_variables_json TEXT;
+)sql";
+
 void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
+void add_hosts_v4(SqliteDb& db) { db.exec(kSchemaV4); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 
@@ -188,6 +206,7 @@ const std::vector<Migration>& schema_migrations() {
        create_v1},
       {1, 2, "add session tags", add_tags_v2},
       {2, 3, "add kernel launch details and copy throughput to activities", add_activity_details_v3},
+      {3, 4, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v4},
   };
   return migrations;
 }
