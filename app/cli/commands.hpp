@@ -22,6 +22,8 @@ int run_sessions_command(const CommandArgs& args);
 int run_train_command(const CommandArgs& args);
 int run_launch_command(const CommandArgs& args);
 int run_ckpt_command(const CommandArgs& args);
+int run_node_command(const CommandArgs& args);
+int run_allreduce_command(const CommandArgs& args);
 
 /// Every subcommand, in the order `shardscope --help` lists them.
 const std::vector<Command>& all_commands();

@@ -17,7 +17,9 @@ const std::vector<Command>& all_commands() {
       {"validate", "check DeepSpeed configs as DeepSpeed 0.19.7 reads them, with the effective values", run_validate_command},
       {"sessions", "list, show, compare, export and delete recorded sessions (--db FILE)", run_sessions_command},
       {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", run_train_command},
-      {"launch", "start one train rank per GPU (or CPU rank) on this machine, DeepSpeed's launcher habits", run_launch_command},
+      {"launch", "start train ranks on this machine or every host of a hostfile, DeepSpeed's launcher habits; --preflight checks the hosts", run_launch_command},
+      {"node", "the node agent a multi-host launch starts on every host (not run by hand)", run_node_command},
+      {"allreduce", "time an all-reduce across the ranks of a launch (the preflight's bandwidth check)", run_allreduce_command},
       {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)", run_ckpt_command},
   };
   return commands;
