@@ -128,6 +128,22 @@ BlockSpec precision_blocks_fp16() {
   return block;
 }
 
+// deepspeed/compile/config.py's CompileConfig (pydantic, extra="forbid"): torch.compile itself is
+// the engine's compile() call, so keys such as "disable" or "backend" are rejected here.
+BlockSpec compile_block() {
+  BlockSpec block{"compile", true, false, {}, {}};
+  block.fields = {b("deepcompile", false), b("free_activation", false),
+                  i("free_activation_threshold", "10485760"), b("offload_activation", false),
+                  b("offload_activation_pin_memory", true), b("offload_opt_states", false),
+                  b("double_buffer", true), b("symmetric_memory", false), b("debug_log", false),
+                  b("offload_parameters", false), b("sync_before_reduce", false),
+                  b("sync_after_reduce", false), b("sync_before_allgather", false),
+                  b("sync_after_allgather", false), b("keep_int_input_tensors", true),
+                  b("keep_all_input_tensors", false),
+                  {"passes", FieldType::kStringList, "null", "", {}, {}, {"z1", "z3", "autosp", "autotp"}, true}};
+  return block;
+}
+
 std::vector<BlockSpec> build_blocks() {
   std::vector<BlockSpec> blocks;
   blocks.push_back(top_level());
@@ -187,6 +203,7 @@ std::vector<BlockSpec> build_blocks() {
   blocks.push_back({"data_types", false, true, {s("grad_accum_dtype", "null", kPrecisionNames),
                     s("param_dtype", "null", kPrecisionNames),
                     s("buffer_dtype", "null", kPrecisionNames)}, {}});
+  blocks.push_back(compile_block());
   blocks.push_back({"timers", false, false, {}, {"throughput"}});
   blocks.push_back({"timers.throughput", true, false, {b("enabled", true), b("synchronized", true)}, {}});
   return blocks;

@@ -131,6 +131,7 @@ void copy_parse_diagnostics(const ConfigDocument& document, const ValidateOption
 
 void run_passes(ValidationContext& context) {
   apply_overrides(context);
+  apply_hf_trainer_fill(context);
   migrate_deprecated_keys(context);
   check_removed_features(context);
   check_keys_and_types(context);
@@ -167,6 +168,7 @@ ValidationResult validate(const ConfigDocument& document, const ValidateOptions&
   sort_diagnostics(result.diagnostics);
   result.config = std::move(context.config);
   result.resolved = std::move(context.resolved);
+  result.hf_trainer = std::move(context.hf_trainer);
   return result;
 }
 

@@ -11,6 +11,7 @@
 #include "configs/config_document.hpp"
 #include "configs/config_model.hpp"
 #include "configs/diagnostic.hpp"
+#include "configs/hf_trainer_fill.hpp"
 
 namespace shardscope::configs {
 
@@ -31,6 +32,9 @@ struct ValidateOptions {
   /// Policy lints (explicit gradient_clipping, one precision mode) become errors, and hjson
   /// leniencies (comments, trailing commas) are reported as notes.
   bool strict = false;
+  /// Fill "auto" as the Hugging Face Trainer does from these TrainingArguments (world size:
+  /// `world_size`, else 1) and report its mismatches, before DeepSpeed's checks.
+  std::optional<HfTrainerArguments> hf_trainer;
 };
 
 /// Where an effective value came from.
@@ -61,6 +65,7 @@ struct ValidationResult {
   std::vector<Diagnostic> diagnostics;      ///< sorted by location
   std::optional<ResolvedConfig> config;     ///< absent when the file did not parse
   std::vector<ResolvedValue> resolved;      ///< every known key of every block, in schema order
+  std::optional<HfTrainerReport> hf_trainer;  ///< what the Trainer's fill did (with --hf-trainer)
   bool has_errors() const;
 };
 

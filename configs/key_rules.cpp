@@ -151,6 +151,13 @@ void check_field(ValidationContext& context, const FieldSpec& field, const Confi
     context.error("invalid-value", path, invalid_choice_message(path, field, value->get<std::string>()),
                   guess ? "did you mean \"" + *guess + "\"?" : "use one of " + choices_text(field.choices));
   }
+  if (value->is_array() && !field.choices.empty())
+    for (const auto& item : *value)
+      if (!is_choice(field, item.get<std::string>(), path)) {
+        const auto guess = closest_match(item.get<std::string>(), field.choices);
+        context.error("invalid-value", path, invalid_choice_message(path, field, item.get<std::string>()),
+                      guess ? "did you mean \"" + *guess + "\"?" : "use one of " + choices_text(field.choices));
+      }
   check_range(context, field, path, *value);
 }
 

@@ -51,6 +51,7 @@ class ValidationContext {
   nlohmann::json effective = nlohmann::json::object();  ///< resolved values, schema layout
   std::vector<ResolvedValue> resolved;                  ///< the resolved view
   ResolvedConfig config;                                ///< typed, filled from `effective`
+  std::optional<HfTrainerReport> hf_trainer;            ///< set by apply_hf_trainer_fill
 
  private:
   ConfigNode root_;
@@ -81,6 +82,7 @@ void set_derived(ValidationContext& context, const std::string& path, const nloh
 
 // The passes, in the order validate() runs them (each in its own file).
 void apply_overrides(ValidationContext& context);            // config_overrides.cpp
+void apply_hf_trainer_fill(ValidationContext& context);      // hf_trainer_fill.cpp
 void migrate_deprecated_keys(ValidationContext& context);    // config_migration.cpp
 void check_removed_features(ValidationContext& context);     // config_migration.cpp
 void check_keys_and_types(ValidationContext& context);       // key_rules.cpp

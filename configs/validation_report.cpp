@@ -74,6 +74,7 @@ nlohmann::json validation_to_json(const std::string& file_name, const Validation
     }
     out["resolved"] = std::move(resolved);
   }
+  if (result.hf_trainer) out["hf_trainer"] = hf_trainer_report_to_json(*result.hf_trainer);
   return out;
 }
 

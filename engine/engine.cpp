@@ -215,10 +215,12 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
       segments.push_back({runtime_->layout().slot_offset(static_cast<int>(i)), runtime_->slots()[i].numel});
   }
   // The kernel writes the updated 16-bit weights in the same pass: into the model's buffer at stage
-  // 0, into the host copy that goes back to the device with offload; stages 1-3 gather from the master.
+  // 0 (and on one rank at stages 1-3, ZeroRuntime::kernel_weight_copy), into the host copy that goes
+  // back to the device with offload; stages 1-3 on several ranks gather from the master.
   torch::Tensor model_copy;
   if (offload_) model_copy = host_weights_;
-  else if (model_dtype_ != torch::kFloat32 && stage == 0) model_copy = weights;
+  else if (model_dtype_ != torch::kFloat32) model_copy = runtime_->kernel_weight_copy();
+  kernel_writes_weights_ = !offload_ && model_copy.defined();
   optimizer_ = std::make_unique<FlatOptimizer>(settings, master_, model_copy, std::move(segments));
   if (offload_) {
     // Ranks of one host share its cores for the CPU step: each takes cpuadam_cores_perc of its
@@ -479,11 +481,9 @@ double Engine::clip_gradients(const GradientPieces& pieces) {
         kernels::cpu_scale(piece.grads.data_ptr<float>(), static_cast<std::size_t>(piece.grads.numel()),
                            static_cast<float>(coefficient));
   } else {
-    torch::NoGradGuard no_grad;
-    const double factor = pending_scale_ * coefficient;
-    std::vector<torch::Tensor> tensors;
-    for (const auto& piece : pieces) tensors.push_back(piece.grads);
-    if (factor != 1.0) at::_foreach_mul_(tensors, factor);
+    // The fused kernels multiply each gradient by this factor as they read it (fp32), so the
+    // unscale and the clip cost no pass over the gradients.
+    grad_scale_ = static_cast<float>(pending_scale_ * coefficient);
   }
   return norm;
 }
@@ -513,10 +513,11 @@ StepOutcome Engine::step() {
                                                                     " Skipping step.");
     if (outcome.overflow_message) log(*outcome.overflow_message);
   } else {
+    grad_scale_ = 1.0f;
     outcome.grad_norm = clip_gradients(grads);
-    optimizer_->step(grads, outcome.lr, scheduler_->current_momentum(), scheduler_->beta2());
+    optimizer_->step(grads, outcome.lr, scheduler_->current_momentum(), scheduler_->beta2(), grad_scale_);
     if (separate_shard_) update_shard_from_master();
-    runtime_->after_optimizer_step();
+    runtime_->after_optimizer_step(kernel_writes_weights_);
     scheduler_->step();
     if (scaler_) scaler_->update(false, options_.rank);
   }

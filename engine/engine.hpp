@@ -160,6 +160,7 @@ class Engine {
   torch::Tensor master_;
   bool offload_ = false;                     ///< offload_optimizer: master and state on the host
   bool separate_shard_ = false;              ///< offload: the runtime gathers from a 16-bit shard, not the master
+  bool kernel_writes_weights_ = false;       ///< the optimizer kernel writes the 16-bit weights the model uses
   torch::Tensor host_grads_, host_weights_;  ///< offload: pinned fp32 gradients, 16-bit updated weights
   std::unique_ptr<FlatOptimizer> optimizer_;
   std::unique_ptr<LrSchedule> scheduler_;
@@ -171,7 +172,8 @@ class Engine {
   std::vector<sessions::CommRecord> comm_records_;       ///< collectives not yet sent to the session
   std::mutex comm_mutex_;
   std::optional<double> squared_norm_;  ///< GPU: the unscaled squared norm found by the overflow check
-  double pending_scale_ = 1.0;          ///< GPU: the unscale factor clip_gradients() applies
+  double pending_scale_ = 1.0;          ///< GPU: the unscale factor clip_gradients() folds in
+  float grad_scale_ = 1.0f;             ///< GPU: unscale x clip coefficient, applied by the optimizer kernels
   PhaseTimes current_times_, last_times_;
 };
 

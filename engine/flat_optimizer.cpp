@@ -164,7 +164,10 @@ void FlatOptimizer::load_state(const std::map<std::string, torch::Tensor>& state
 }
 
 void FlatOptimizer::step(const GradientPieces& grads, double lr, std::optional<double> beta1,
-                         std::optional<double> beta2) {
+                         std::optional<double> beta2, float grad_scale) {
+  TORCH_CHECK(std::isfinite(grad_scale), "optimizer step: the gradient scale is ", grad_scale,
+              "; an overflowed step must be skipped, not stepped");
+  grad_scale_ = grad_scale;
   std::int64_t covered = 0;
   for (const auto& piece : grads) {
     TORCH_CHECK(piece.grads.defined() && piece.grads.is_contiguous() && piece.offset >= 0 &&
@@ -197,7 +200,7 @@ kernels::FlatParams FlatOptimizer::flat_view(const TensorSegment& seg, const Gra
   flat.params = master_.data_ptr<float>() + seg.offset;
   const auto& g = piece.grads;
   flat.grads = {static_cast<const char*>(g.data_ptr()) + (seg.offset - piece.offset) * g.element_size(),
-                kernel_dtype(g.scalar_type())};
+                kernel_dtype(g.scalar_type()), grad_scale_};
   if (model_copy_.defined())
     flat.copy = {static_cast<char*>(model_copy_.data_ptr()) + seg.offset * model_copy_.element_size(),
                  kernel_dtype(model_copy_.scalar_type())};

@@ -57,9 +57,10 @@ class FlatOptimizer {
 
   /// One optimizer step with learning rate `lr` (and beta1 when a schedule cycles momentum) from
   /// `grads`, pieces that together cover the master (fp32, or bf16/fp16 read as they are); a Lamb
-  /// segment must lie inside one piece.
+  /// segment must lie inside one piece. Every gradient is multiplied by `grad_scale` (in fp32) as
+  /// it is read: the engine's unscale and clip coefficient, with no pass of their own.
   void step(const GradientPieces& grads, double lr, std::optional<double> beta1 = std::nullopt,
-            std::optional<double> beta2 = std::nullopt);
+            std::optional<double> beta2 = std::nullopt, float grad_scale = 1.0f);
 
   std::int64_t step_count() const { return step_count_; }
   const OptimizerSettings& settings() const { return settings_; }
@@ -73,6 +74,7 @@ class FlatOptimizer {
  private:
   void step_kernels(const GradientPieces& grads, double lr, double beta1, double beta2);
   void step_torch(const GradientPieces& grads, double lr, double beta1, double beta2);
+  float grad_scale_ = 1.0f;  ///< the current step's gradient factor (see step())
   /// Whether kernels/ has this buffer's device (CPU always; CUDA when built with it).
   bool kernels_available() const;
   /// The kernels' view of master elements `segment`, whose gradients are in `piece`.

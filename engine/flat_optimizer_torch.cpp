@@ -20,7 +20,8 @@ void FlatOptimizer::step_torch(const GradientPieces& grads, double lr, double be
   // Elementwise updates, one gradient piece (and the master and state elements it covers) at a time.
   for (const auto& piece : grads) {
     const std::int64_t at = piece.offset, n = piece.grads.numel();
-    const torch::Tensor g = piece.grads.to(torch::kFloat32);
+    torch::Tensor g = piece.grads.to(torch::kFloat32);
+    if (grad_scale_ != 1.0f) g = g * grad_scale_;  // fp32 times the fp32 factor, as the kernels
     auto w = master_.narrow(0, at, n);
     switch (settings_.algorithm) {
       case OptimizerAlgorithm::kAdam:

@@ -50,10 +50,14 @@ void FlatParameters::zero_grads() {
   if (grads_.defined()) grads_.zero_();
 }
 
+torch::Tensor FlatParameters::grad_view(std::size_t slot) const {
+  const auto& s = slots_.at(slot);
+  return grads_.narrow(0, s.offset, s.numel).view(s.shape);
+}
+
 void FlatParameters::bind_grads() {
   if (!grads_.defined()) return;
-  for (auto& slot : slots_)
-    slot.param.mutable_grad() = grads_.narrow(0, slot.offset, slot.numel).view(slot.shape);
+  for (std::size_t i = 0; i < slots_.size(); ++i) slots_[i].param.mutable_grad() = grad_view(i);
 }
 
 }  // namespace shardscope::engine

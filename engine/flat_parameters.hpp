@@ -50,6 +50,8 @@ class FlatParameters {
 
   /// Zeroes the gradient buffer (the .grad views stay bound to it); no-op without one.
   void zero_grads();
+  /// Slot `slot`'s view into the gradient buffer, in the parameter's shape.
+  torch::Tensor grad_view(std::size_t slot) const;
   /// Re-points every parameter's .grad at the flat buffer, in case user code replaced one.
   void bind_grads();
 

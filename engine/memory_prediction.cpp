@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <stdexcept>
 
 #include "engine/models/model_error.hpp"
 #include "estimator/byte_units.hpp"
 #include "estimator/config_adapter.hpp"
 #include "estimator/estimate.hpp"
+#include "sessions/session_reader.hpp"
 
 namespace shardscope::engine {
 namespace {
@@ -154,6 +156,96 @@ std::string measured_vs_predicted_text(const MemoryPrediction& p, std::int64_t m
          row("buffers", size(p.buffers_bytes)) + row("activations", size(p.activations_bytes)) +
          row("predicted total", size(p.total_bytes)) + row("measured peak", size(measured)) +
          row("difference", std::string(signed_diff) + "  (" + percent + ")");
+}
+
+namespace {
+
+constexpr const char* kRecordTag = "[memory prediction]";
+
+std::string percent_of(double measured, double predicted) {
+  if (predicted <= 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (measured - predicted) / predicted);
+  return text;
+}
+
+}  // namespace
+
+std::string memory_prediction_record(const MemoryPrediction& p) {
+  std::ostringstream out;
+  out << kRecordTag << " model_states_bytes=" << static_cast<std::int64_t>(p.model_states_bytes)
+      << " buffers_bytes=" << static_cast<std::int64_t>(p.buffers_bytes)
+      << " activations_bytes=" << static_cast<std::int64_t>(p.activations_bytes)
+      << " total_bytes=" << static_cast<std::int64_t>(p.total_bytes);
+  return out.str();
+}
+
+std::optional<MemoryPrediction> parse_memory_prediction_record(const std::string& line) {
+  const auto at = line.find(kRecordTag);  // a launcher may prefix what it relays
+  if (at == std::string::npos) return std::nullopt;
+  std::istringstream in(line.substr(at + std::char_traits<char>::length(kRecordTag)));
+  MemoryPrediction p;
+  int found = 0;
+  for (std::string token; in >> token;) {
+    const auto eq = token.find('=');
+    if (eq == std::string::npos) return std::nullopt;
+    const std::string key = token.substr(0, eq);
+    double* field = key == "model_states_bytes"  ? &p.model_states_bytes
+                    : key == "buffers_bytes"     ? &p.buffers_bytes
+                    : key == "activations_bytes" ? &p.activations_bytes
+                    : key == "total_bytes"       ? &p.total_bytes
+                                                 : nullptr;
+    if (!field) continue;  // a later version's extra field
+    try {
+      *field = static_cast<double>(std::stoll(token.substr(eq + 1)));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    ++found;
+  }
+  if (found < 4) return std::nullopt;
+  return p;
+}
+
+std::optional<SessionMemoryReport> session_memory_report(sessions::Store& store, std::int64_t session_id,
+                                                         std::int64_t warmup_steps) {
+  std::optional<MemoryPrediction> prediction;
+  for (const auto& log : sessions::load_logs(store, session_id, 0))
+    if (auto p = parse_memory_prediction_record(log.text)) prediction = p;
+  if (!prediction) return std::nullopt;
+  SessionMemoryReport report{*prediction, std::nullopt, std::nullopt};
+  std::vector<std::int64_t> step_end;
+  for (const auto& step : sessions::load_steps(store, session_id, 0)) {
+    if (step.mem_peak_bytes)
+      report.measured_peak_bytes = std::max(report.measured_peak_bytes.value_or(0), *step.mem_peak_bytes);
+    if (step.step > warmup_steps && step.mem_allocated_bytes) step_end.push_back(*step.mem_allocated_bytes);
+  }
+  if (!step_end.empty()) {
+    std::nth_element(step_end.begin(), step_end.begin() + static_cast<std::ptrdiff_t>(step_end.size() / 2), step_end.end());
+    report.measured_step_end_bytes = step_end[step_end.size() / 2];
+  }
+  return report;
+}
+
+std::string session_memory_report_text(const SessionMemoryReport& r) {
+  const auto& p = r.prediction;
+  char line[200];
+  std::string out = "memory per GPU, rank 0: the estimator's prediction beside the measured\n";
+  std::snprintf(line, sizeof line, "  %-14s %14s %14s %10s\n", "part", "predicted", "measured", "diff");
+  out += line;
+  const auto row = [&](const char* part, double predicted, std::optional<std::int64_t> measured) {
+    std::snprintf(line, sizeof line, "  %-14s %14s %14s %10s\n", part, gib(predicted).c_str(),
+                  measured ? gib(static_cast<double>(*measured)).c_str() : "",
+                  measured ? percent_of(static_cast<double>(*measured), predicted).c_str() : "");
+    out += line;
+  };
+  row("model states", p.model_states_bytes, r.measured_step_end_bytes);
+  row("buffers", p.buffers_bytes, std::nullopt);
+  row("activations", p.activations_bytes, std::nullopt);
+  row("total", p.total_bytes, r.measured_peak_bytes);
+  out += "  (measured model states: bytes allocated at the end of a step, median after the warm-up; measured total: "
+         "the peak; docs/estimator.md explains the differences)\n";
+  return out;
 }
 
 }  // namespace shardscope::engine

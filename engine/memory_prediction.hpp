@@ -5,10 +5,15 @@
 // beside the measured peak (issue 8, item 6; docs/profiler.md, "Memory prediction").
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "configs/config_model.hpp"
 #include "engine/models/model_spec.hpp"
+
+namespace shardscope::sessions {
+class Store;
+}
 
 namespace shardscope::engine {
 
@@ -29,5 +34,25 @@ MemoryPrediction predict_memory(const configs::ResolvedConfig& config, const Mod
 
 /// One aligned block: predicted parts, predicted total, measured peak, difference in GiB and %.
 std::string measured_vs_predicted_text(const MemoryPrediction& prediction, std::int64_t measured_peak_bytes);
+
+/// The prediction as one log line a session keeps: "[memory prediction] model_states_bytes=N
+/// buffers_bytes=N activations_bytes=N total_bytes=N" (what `shardscope train` logs at its start).
+std::string memory_prediction_record(const MemoryPrediction& prediction);
+/// Reads such a line back; nullopt for any other line.
+std::optional<MemoryPrediction> parse_memory_prediction_record(const std::string& line);
+
+/// A recorded run's prediction beside what it measured (rank 0): the peak allocated bytes, and
+/// the model states as the bytes still allocated at the end of a step (median over the steps
+/// after `warmup`; activations and the reduction buffers are gone by then).
+struct SessionMemoryReport {
+  MemoryPrediction prediction;
+  std::optional<std::int64_t> measured_peak_bytes;
+  std::optional<std::int64_t> measured_step_end_bytes;
+};
+/// The report of session `session_id`, or nullopt when the run logged no prediction (older runs).
+std::optional<SessionMemoryReport> session_memory_report(sessions::Store& store, std::int64_t session_id,
+                                                         std::int64_t warmup_steps);
+/// Its table: each part predicted, the measured model states and peak, and the differences in %.
+std::string session_memory_report_text(const SessionMemoryReport& report);
 
 }  // namespace shardscope::engine

@@ -18,6 +18,7 @@
 #include "engine/data/sample_dataset.hpp"
 #include "engine/engine.hpp"
 #include "engine/environment.hpp"
+#include "engine/loss_readback.hpp"
 #include "engine/models/weight_loader.hpp"
 #include "engine/checkpoint_files.hpp"
 #include "engine/memory_prediction.hpp"
@@ -161,9 +162,7 @@ void report_flops_profile(const TrainRunOptions& o, const configs::ResolvedConfi
 }
 
 // The estimator's prediction for this very run beside what it measured (rank 0, at the end).
-void report_memory(const TrainRunOptions& o, const configs::ResolvedConfig& config, const Engine& engine,
-                   bool checkpointing, TrainingTelemetry& telemetry) {
-  const auto prediction = predict_memory(config, o.model, engine.world_size(), checkpointing);
+void report_memory(const MemoryPrediction& prediction, const Engine& engine, TrainingTelemetry& telemetry) {
   std::string text = measured_vs_predicted_text(prediction, sample_memory(engine).peak);
   if (!engine.options().device.is_cuda())
     text += "\n(on the CPU the measured figure counts the engine's tensors only, not activations: compare it "
@@ -213,7 +212,7 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
                                                                               : torch::kFloat32;
       partitioned = std::make_unique<PartitionedInit>(rank, world, dtype, device);
     }
-    model = build_model(o.model);
+    model = build_model(o.model, device.is_cuda(), device.is_cuda() ? device.index() : 0);
   }
   // Like a DeepSpeed model that wraps its blocks in deepspeed.checkpointing.checkpoint when the
   // config has an activation_checkpointing block, the built-in models recompute each block then.
@@ -240,27 +239,30 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   Engine engine(model, config, engine_options);
   if (o.load_dir) loader.set_position(data_position_from(engine.load_checkpoint(*o.load_dir), *o.load_dir));
   telemetry.start(engine, training_flops_per_sample(o.model, static_cast<double>(engine.parameter_count())));
+  // In the session from the start, for `sessions show` to set beside what the run measures.
+  const auto prediction = predict_memory(config, o.model, engine.world_size(), model->activation_checkpointing());
+  if (rank == 0) telemetry.log_line(memory_prediction_record(prediction));
 
   std::unique_ptr<ProfiledWindow> profiled;
   if (window && device.is_cuda()) profiled = std::make_unique<ProfiledWindow>(*window, rank, telemetry, err);
   else if (window) err << "note: the profiled window records GPU activity; this run is on the CPU\n";
   TrainRunResult result;
   const auto started = std::chrono::steady_clock::now();
+  LossReadback losses;
   while (engine.global_steps() < o.steps) {
     if (profiled) profiled->before_step(engine.global_steps() + 1);
     telemetry.begin_step();
-    double loss_sum = 0;
     std::int64_t tokens = 0;
     StepOutcome outcome;
     do {
       const Batch batch = loader.next();
       tokens += batch.num_tokens();
       torch::Tensor loss = engine.forward(batch);
-      loss_sum += loss.item<double>();
+      losses.push(loss);  // read after the step is queued: no wait between forward and backward
       engine.backward(loss);
       outcome = engine.step();
     } while (!outcome.boundary);
-    const double loss = loss_sum / static_cast<double>(engine.gradient_accumulation_steps());
+    const double loss = losses.take_sum() / static_cast<double>(engine.gradient_accumulation_steps());
     telemetry.end_step(engine, outcome, loss, tokens);
     if (profiled) profiled->after_step(engine.global_steps());
     if (config.flops_profiler.enabled && engine.global_steps() == config.flops_profiler.profile_step && rank == 0)
@@ -276,7 +278,7 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   result.skipped_steps = engine.skipped_steps();
   result.tokens_per_second = telemetry.tokens_per_second();
   profiled.reset();
-  if (rank == 0) report_memory(o, config, engine, model->activation_checkpointing(), telemetry);
+  if (rank == 0) report_memory(prediction, engine, telemetry);
   result.session_uid = telemetry.finish(result.wall_seconds, engine);
   if (comm) {
     // No rank leaves while another still talks to rank 0's store (NCCL's heartbeat polls it).

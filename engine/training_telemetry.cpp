@@ -79,6 +79,7 @@ MemorySample sample_memory(const Engine& engine) {
   for (const auto& piece : zero.gradient_pieces())
     if (!same(piece.grads, zero.full_grads())) m.allocated += bytes(piece.grads);
   if (!same(engine.master_weights(), zero.optimizer_params())) m.allocated += bytes(engine.master_weights());
+  if (zero.stage() == 3) m.allocated += bytes(zero.kernel_weight_copy());  // one rank's persistent 16-bit weights
   m.reserved = m.allocated;
   m.peak = m.allocated;
   return m;

@@ -28,7 +28,7 @@ void cpu_adagrad_scalar_range(const AdagradCoefficients& c, const FlatParams& fl
                               std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) {
     float p = flat.params[i];
-    float g = load_as_float(flat.grads.data, flat.grads.dtype, i);
+    float g = load_grad(flat.grads, i);
     if (c.weight_decay != 0.0f) g = p * c.weight_decay + g;
     const float sum = state.sum[i] + g * g;
     const float std_dev = std::sqrt(sum) + c.eps;

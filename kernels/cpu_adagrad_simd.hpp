@@ -14,7 +14,7 @@ std::size_t adagrad_vector_range(const AdagradCoefficients& c, const FlatParams&
   std::size_t i = begin;
   for (; i + V::kWidth <= end; i += V::kWidth) {
     Reg p = V::load(flat.params + i);
-    Reg g = V::load_as(flat.grads.data, flat.grads.dtype, i);
+    Reg g = load_grad_vector<V>(flat.grads, i);
     if (c.weight_decay != 0.0f) g = V::add(V::mul(p, decay), g);
     const Reg sum = V::add(V::load(state.sum + i), V::mul(g, g));
     const Reg std_dev = V::add(V::sqrt(sum), eps);

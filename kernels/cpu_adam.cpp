@@ -29,7 +29,7 @@ void cpu_adam_scalar_range(const AdamCoefficients& c, const FlatParams& flat, co
                            std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) {
     float p = flat.params[i];
-    float g = load_as_float(flat.grads.data, flat.grads.dtype, i);
+    float g = load_grad(flat.grads, i);
     if (c.l2_decay != 0.0f) g = p * c.l2_decay + g;  // Adam mode: L2 through the gradient
     const float m = state.exp_avg[i] * c.beta1 + g * c.one_minus_beta1;
     const float v = state.exp_avg_sq[i] * c.beta2 + (g * g) * c.one_minus_beta2;

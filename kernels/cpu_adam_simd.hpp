@@ -19,7 +19,7 @@ std::size_t adam_vector_range(const AdamCoefficients& c, const FlatParams& flat,
   std::size_t i = begin;
   for (; i + V::kWidth <= end; i += V::kWidth) {
     Reg p = V::load(flat.params + i);
-    Reg g = V::load_as(flat.grads.data, flat.grads.dtype, i);
+    Reg g = load_grad_vector<V>(flat.grads, i);
     if (c.l2_decay != 0.0f) g = V::add(V::mul(p, l2_decay), g);
     const Reg m = V::add(V::mul(V::load(state.exp_avg + i), beta1), V::mul(g, one_minus_beta1));
     const Reg v = V::add(V::mul(V::load(state.exp_avg_sq + i), beta2), V::mul(V::mul(g, g), one_minus_beta2));

@@ -46,7 +46,7 @@ void cpu_lamb_moments_scalar_range(const LambCoefficients& c, const FlatParams& 
                                    SquareLanes& weight_lanes, SquareLanes& update_lanes) {
   for (std::size_t i = begin; i < end; ++i) {
     const float p = flat.params[i];
-    const float g = load_as_float(flat.grads.data, flat.grads.dtype, i);
+    const float g = load_grad(flat.grads, i);
     const float m = state.exp_avg[i] * c.beta1 + g * c.one_minus_beta1;
     const float v = state.exp_avg_sq[i] * c.beta2 + (g * g) * c.one_minus_beta2;
     state.exp_avg[i] = m;
@@ -101,7 +101,7 @@ LambStepResult cpu_lamb_step_reference(const LambOptions& options, const FlatPar
   LambStepResult result;
   for (std::size_t i = 0; i < flat.count; ++i) {
     const float p = flat.params[i];
-    const float g = load_as_float(flat.grads.data, flat.grads.dtype, i);
+    const float g = load_grad(flat.grads, i);
     state.exp_avg[i] = state.exp_avg[i] * c.beta1 + g * c.one_minus_beta1;
     state.exp_avg_sq[i] = state.exp_avg_sq[i] * c.beta2 + (g * g) * c.one_minus_beta2;
     const double u = lamb_update(c, p, state.exp_avg[i], state.exp_avg_sq[i]);

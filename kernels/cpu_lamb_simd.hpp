@@ -27,7 +27,7 @@ std::size_t lamb_moments_vector_range(const LambCoefficients& c, const FlatParam
   std::size_t i = begin;
   for (; i + V::kWidth <= end; i += V::kWidth) {
     const Reg p = V::load(flat.params + i);
-    const Reg g = V::load_as(flat.grads.data, flat.grads.dtype, i);
+    const Reg g = load_grad_vector<V>(flat.grads, i);
     const Reg m = V::add(V::mul(V::load(state.exp_avg + i), beta1), V::mul(g, one_minus_beta1));
     const Reg v = V::add(V::mul(V::load(state.exp_avg_sq + i), beta2), V::mul(V::mul(g, g), one_minus_beta2));
     V::store(state.exp_avg + i, m);

@@ -25,7 +25,7 @@ std::size_t simd_range(SimdLevel level, const LionCoefficients& c, const FlatPar
 void cpu_lion_scalar_range(const LionCoefficients& c, const FlatParams& flat, const LionState& state,
                            std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) {
-    const float g = load_as_float(flat.grads.data, flat.grads.dtype, i);
+    const float g = load_grad(flat.grads, i);
     const float m = state.exp_avg[i];
     const float blend = m * c.beta1 + g * c.one_minus_beta1;
     const float sign = static_cast<float>((blend > 0.0f) - (blend < 0.0f));

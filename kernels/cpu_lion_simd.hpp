@@ -15,7 +15,7 @@ std::size_t lion_vector_range(const LionCoefficients& c, const FlatParams& flat,
   const Reg neg_lr = V::set1(c.neg_lr), after_decay = V::set1(c.after_decay);
   std::size_t i = begin;
   for (; i + V::kWidth <= end; i += V::kWidth) {
-    const Reg g = V::load_as(flat.grads.data, flat.grads.dtype, i);
+    const Reg g = load_grad_vector<V>(flat.grads, i);
     const Reg m = V::load(state.exp_avg + i);
     const Reg blend = V::add(V::mul(m, beta1), V::mul(g, one_minus_beta1));
     const Reg p = V::add(V::mul(V::load(flat.params + i), after_decay), V::mul(V::sign(blend), neg_lr));

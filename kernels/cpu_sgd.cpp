@@ -26,7 +26,7 @@ void cpu_sgd_scalar_range(const SgdCoefficients& c, const FlatParams& flat, cons
                           std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) {
     float p = flat.params[i];
-    float g = load_as_float(flat.grads.data, flat.grads.dtype, i);
+    float g = load_grad(flat.grads, i);
     if (c.weight_decay != 0.0f) g = p * c.weight_decay + g;
     if (c.momentum != 0.0f) {
       const float buf =

@@ -15,7 +15,7 @@ std::size_t sgd_vector_range(const SgdCoefficients& c, const FlatParams& flat, c
   std::size_t i = begin;
   for (; i + V::kWidth <= end; i += V::kWidth) {
     Reg p = V::load(flat.params + i);
-    Reg g = V::load_as(flat.grads.data, flat.grads.dtype, i);
+    Reg g = load_grad_vector<V>(flat.grads, i);
     if (c.weight_decay != 0.0f) g = V::add(V::mul(p, decay), g);
     if (c.momentum != 0.0f) {
       const Reg buf = c.first_step ? g

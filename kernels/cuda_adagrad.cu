@@ -12,7 +12,7 @@ struct AdagradOp {
 
   __device__ void operator()(std::size_t i) const {
     float p = flat.params[i];
-    float g = cuda_detail::load_as(flat.grads.data, flat.grads.dtype, i);
+    float g = cuda_detail::load_grad(flat.grads, i);
     if (c.weight_decay != 0.0f) g = p * c.weight_decay + g;
     const float sum = state.sum[i] + g * g;
     p = (g / (sqrtf(sum) + c.eps)) * c.neg_clr + p;

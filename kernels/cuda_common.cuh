@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/dtype.hpp"
@@ -29,6 +30,11 @@ __device__ inline float load_as(const void* data, Dtype dtype, std::size_t i) {
   return static_cast<const float*>(data)[i];
 }
 
+/// Gradient element `i` as fp32, times grads.scale (see GradInput).
+__device__ inline float load_grad(const GradInput& grads, std::size_t i) {
+  return load_as(grads.data, grads.dtype, i) * grads.scale;
+}
+
 __device__ inline void store_as(void* data, Dtype dtype, std::size_t i, float v) {
   switch (dtype) {
     case Dtype::kBFloat16: static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(v); return;
@@ -36,6 +42,76 @@ __device__ inline void store_as(void* data, Dtype dtype, std::size_t i, float v)
     case Dtype::kFloat32: static_cast<float*>(data)[i] = v; return;
   }
 }
+
+/// Four 16-bit values from element `i` of `data` (8-byte aligned) as fp32; Pair2 is __nv_bfloat162 or __half2.
+template <class Pair2>
+__device__ inline void load4_16bit(const void* data, std::size_t i, float out[4]) {
+  const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const unsigned short*>(data) + i);
+  const Pair2 lo = *reinterpret_cast<const Pair2*>(&raw.x), hi = *reinterpret_cast<const Pair2*>(&raw.y);
+  out[0] = __low2float(lo), out[1] = __high2float(lo), out[2] = __low2float(hi), out[3] = __high2float(hi);
+}
+
+/// Four consecutive gradients from element `i` (aligned, see grads4_aligned) as fp32, times the scale.
+__device__ inline void load_grad4(const GradInput& grads, std::size_t i, float out[4]) {
+  switch (grads.dtype) {
+    case Dtype::kBFloat16: load4_16bit<__nv_bfloat162>(grads.data, i, out); break;
+    case Dtype::kFloat16: load4_16bit<__half2>(grads.data, i, out); break;
+    case Dtype::kFloat32: {
+      const float4 v = *reinterpret_cast<const float4*>(static_cast<const float*>(grads.data) + i);
+      out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+      break;
+    }
+  }
+  for (int k = 0; k < 4; ++k) out[k] = out[k] * grads.scale;
+}
+
+/// Writes two rounded pairs as one 8-byte store at element `i` of a 16-bit buffer.
+template <class Pair2>
+__device__ inline void store_pairs(void* data, std::size_t i, Pair2 lo, Pair2 hi) {
+  uint2 raw;
+  raw.x = *reinterpret_cast<const unsigned*>(&lo);
+  raw.y = *reinterpret_cast<const unsigned*>(&hi);
+  *reinterpret_cast<uint2*>(static_cast<unsigned short*>(data) + i) = raw;
+}
+
+/// Writes four fp32 values from element `i` of a 16-bit buffer (aligned, see copy4_aligned).
+__device__ inline void store4_as(void* data, Dtype dtype, std::size_t i, float4 v) {
+  if (dtype == Dtype::kBFloat16)
+    store_pairs(data, i, __floats2bfloat162_rn(v.x, v.y), __floats2bfloat162_rn(v.z, v.w));
+  else if (dtype == Dtype::kFloat16)
+    store_pairs(data, i, __floats2half2_rn(v.x, v.y), __floats2half2_rn(v.z, v.w));
+}
+
+// N elements of T as one aligned 16-byte (or narrower) access.
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+template <class T>
+__device__ inline float to_float(T x);
+template <>
+__device__ inline float to_float<float>(float x) { return x; }
+template <>
+__device__ inline float to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <>
+__device__ inline float to_float<__half>(__half x) { return __half2float(x); }
+
+template <class T>
+__device__ inline T from_float(float x);
+template <>
+__device__ inline float from_float<float>(float x) { return x; }
+template <>
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <>
+__device__ inline __half from_float<__half>(float x) { return __float2half_rn(x); }
+
+inline bool aligned_to(const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
+inline bool aligned16(const void* p) { return aligned_to(p, 16); }
+/// Whether load_grad4 may read the gradients four at a time (4 elements = 8 or 16 bytes).
+inline bool grads4_aligned(const GradInput& g) { return aligned_to(g.data, 4 * dtype_size(g.dtype)); }
+/// Whether store4_as may write the 16-bit copy four at a time.
+inline bool copy4_aligned(const ParamCopyOutput& c) { return aligned_to(c.data, 4 * dtype_size(c.dtype)); }
 
 inline unsigned grid_for(std::size_t count) {
   const std::size_t blocks = (count + kBlockSize - 1) / kBlockSize;

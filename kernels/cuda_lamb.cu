@@ -23,7 +23,7 @@ __global__ void lamb_moments_kernel(LambCoefficients c, FlatParams flat, LambSta
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < flat.count;
        i += stride) {
     const float p = flat.params[i];
-    const float g = cuda_detail::load_as(flat.grads.data, flat.grads.dtype, i);
+    const float g = cuda_detail::load_grad(flat.grads, i);
     const float m = state.exp_avg[i] * c.beta1 + g * c.one_minus_beta1;
     const float v = state.exp_avg_sq[i] * c.beta2 + (g * g) * c.one_minus_beta2;
     state.exp_avg[i] = m;

@@ -11,7 +11,7 @@ struct LionOp {
   LionState state;
 
   __device__ void operator()(std::size_t i) const {
-    const float g = cuda_detail::load_as(flat.grads.data, flat.grads.dtype, i);
+    const float g = cuda_detail::load_grad(flat.grads, i);
     const float m = state.exp_avg[i];
     const float blend = m * c.beta1 + g * c.one_minus_beta1;
     const float sign = static_cast<float>((blend > 0.0f) - (blend < 0.0f));

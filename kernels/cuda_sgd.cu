@@ -12,7 +12,7 @@ struct SgdOp {
 
   __device__ void operator()(std::size_t i) const {
     float p = flat.params[i];
-    float g = cuda_detail::load_as(flat.grads.data, flat.grads.dtype, i);
+    float g = cuda_detail::load_grad(flat.grads, i);
     if (c.weight_decay != 0.0f) g = p * c.weight_decay + g;
     if (c.momentum != 0.0f) {
       const float buf = c.first_step ? g : state.momentum_buffer[i] * c.momentum + g * c.one_minus_dampening;

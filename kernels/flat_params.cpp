@@ -1,5 +1,6 @@
 #include "kernels/flat_params.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "kernels/kernel_error.hpp"
@@ -14,6 +15,9 @@ void check_flat_params(const FlatParams& flat, const char* kernel) {
   if (!flat.grads.data)
     throw KernelError(std::string(kernel) + ": grads is null for " + std::to_string(flat.count) +
                       " elements; pass the gradient buffer (fp32, bf16 or fp16)");
+  if (!std::isfinite(flat.grads.scale))
+    throw KernelError(std::string(kernel) + ": grads.scale is " + std::to_string(flat.grads.scale) +
+                      "; the gradient factor must be finite (an overflowed step is skipped, never stepped)");
   if (flat.copy.data && flat.copy.dtype == Dtype::kFloat32)
     throw KernelError(std::string(kernel) +
                       ": the parameter copy must be bf16 or fp16; the fp32 master is `params` itself");

@@ -13,6 +13,9 @@ namespace shardscope::kernels {
 struct GradInput {
   const void* data = nullptr;
   Dtype dtype = Dtype::kFloat32;
+  /// Multiplied into every gradient as it is read, in fp32: the engine's unscale (1 / loss scale /
+  /// world size) and clip coefficient in one factor, so neither needs a pass over the gradients.
+  float scale = 1.0f;
 };
 
 struct ParamCopyOutput {
@@ -26,6 +29,16 @@ struct FlatParams {
   ParamCopyOutput copy;
   std::size_t count = 0;
 };
+
+/// Gradient element `i` as fp32, times grads.scale (the scalar paths).
+inline float load_grad(const GradInput& grads, std::size_t i) {
+  return load_as_float(grads.data, grads.dtype, i) * grads.scale;
+}
+/// The same for a vector type V of the SIMD paths (VecAvx2, VecAvx512): same roundings, same bits.
+template <class V>
+typename V::Reg load_grad_vector(const GradInput& grads, std::size_t i) {
+  return V::mul(V::load_as(grads.data, grads.dtype, i), V::set1(grads.scale));
+}
 
 /// Throws KernelError naming `kernel` when a non-empty buffer set has a null pointer or the
 /// copy asks for fp32 (which would alias the master weights' role).

@@ -23,7 +23,7 @@ constexpr Family kCpuKernels[] = {
 constexpr Family kCudaKernels[] = {
     {"cuda_fused_adam", "optimizer"}, {"cuda_lamb", "optimizer"}, {"cuda_lion", "optimizer"},
     {"cuda_adagrad", "optimizer"},    {"cuda_sgd", "optimizer"},  {"cuda_unscale_inf_check", "precision"},
-    {"cuda_norm", "norm"},
+    {"cuda_norm", "norm"},           {"cuda_cross_entropy", "loss"}, {"cuda_layer_norm", "layer"},
 };
 
 std::string cpu_detail() {

@@ -13,5 +13,5 @@ timeout 150 $CLI launch --num_gpus 2 --session "$work/s.db" -- --config configs/
   --model gpt2 --layers 8 --hidden 1024 --heads 16 --seq-len 512 --steps 12 --device cuda > "$OUT_DIR/launch-offload.log" 2>&1
 echo "launch zero3_cpu_offload rc=$?"; grep -E "ZeRO-Offload|trained|peak|rank  |^[01] " "$OUT_DIR/launch-offload.log" | head -n 8
 
-timeout 420 python3 scripts/bench_zero_gpu.py --cli "$CLI" --offload --stages 2,3 --json "$@" > "$OUT_DIR/bench-offload.log" 2>&1
+timeout 420 python3 scripts/bench_zero_gpu.py --cli "$CLI" --offload --stages 2,3 --engines shardscope,pytorch --json "$OUT_DIR/bench-offload.json" "$@" > "$OUT_DIR/bench-offload.log" 2>&1
 echo "bench rc=$?"; grep -v '^ours:' "$OUT_DIR/bench-offload.log" | grep -v '^ *[{}"\[]' | grep -v "warning\|hint:\|shardscope launch:" | tail -n 12

@@ -31,5 +31,5 @@ timeout 90 $CLI launch --num_gpus 2 -- --config "$work/z2.json" --layers 24 --hi
   --vocab 50304 --steps 2 --device cuda 2>&1 | grep -E "^\[rank 0\] (Engine|MA )" > "$OUT_DIR/memory-breakdown-z2.txt"
 head -n 24 "$OUT_DIR/memory-breakdown-z2.txt"
 
-timeout 400 python3 scripts/bench_zero_gpu.py --cli "$CLI" --json "$@" > "$OUT_DIR/bench-zero.log" 2>&1
+timeout 400 python3 scripts/bench_zero_gpu.py --cli "$CLI" --json "$OUT_DIR/bench-zero.json" "$@" > "$OUT_DIR/bench-zero.log" 2>&1
 echo "bench rc=$?"; grep -v '^ours:' "$OUT_DIR/bench-zero.log" | grep -v '^ *[{}"\[]' | tail -n 20

@@ -9,6 +9,10 @@ TORCH_VERSION="2.11.0"
 # The real DeepSpeed and transformers, which the interop tests run on the CPU (DS_ACCELERATOR=cpu).
 DEEPSPEED_VERSION="0.19.7"
 TRANSFORMERS_VERSION="5.24.0"
+# transformers' HfTrainerDeepSpeedConfig needs accelerate; DeepSpeed's TensorBoard monitor (and the
+# import test's reference reader) needs tensorboard.
+ACCELERATE_VERSION="1.15.0"
+TENSORBOARD_VERSION="2.21.0"
 PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
           nlohmann-json3-dev libsqlite3-dev libgtest-dev libgmock-dev libgloo-dev libaio-dev liburing-dev
           clang libclang-rt-14-dev)
@@ -67,4 +71,10 @@ if ! have_python_package deepspeed "$DEEPSPEED_VERSION" || ! have_python_package
   DS_BUILD_OPS=0 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
     "deepspeed==$DEEPSPEED_VERSION" "transformers==$TRANSFORMERS_VERSION" ||
     fail "pip install deepspeed==$DEEPSPEED_VERSION transformers==$TRANSFORMERS_VERSION failed; check access to PyPI"
+fi
+if ! have_python_package accelerate "$ACCELERATE_VERSION" || ! have_python_package tensorboard "$TENSORBOARD_VERSION"; then
+  say "installing accelerate==$ACCELERATE_VERSION and tensorboard==$TENSORBOARD_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    "accelerate==$ACCELERATE_VERSION" "tensorboard==$TENSORBOARD_VERSION" ||
+    fail "pip install accelerate==$ACCELERATE_VERSION tensorboard==$TENSORBOARD_VERSION failed; check access to PyPI"
 fi

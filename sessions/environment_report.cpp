@@ -111,6 +111,7 @@ json report_to_json(const EnvironmentReport& r) {
                    {"cuda_runtime", r.versions.cuda_runtime}, {"cuda_driver", r.versions.cuda_driver},
                    {"cudnn", r.versions.cudnn},           {"nccl", r.versions.nccl},
                    {"qt", r.versions.qt},                 {"compiler", r.versions.compiler}};
+  if (!r.versions.deepspeed.empty()) versions["deepspeed"] = r.versions.deepspeed;
   json gpus = json::array();
   for (const auto& g : r.accelerator.gpus)
     gpus.push_back({{"index", g.index}, {"name", g.name}, {"memory_bytes", g.memory_bytes},
@@ -154,6 +155,7 @@ EnvironmentReport report_from_json(const json& j) {
                 get_as<std::string>(v, "cuda_runtime"), get_as<std::string>(v, "cuda_driver"),
                 get_as<std::string>(v, "cudnn"),      get_as<std::string>(v, "nccl"),
                 get_as<std::string>(v, "qt"),         get_as<std::string>(v, "compiler")};
+  if (v.contains("deepspeed")) r.versions.deepspeed = get_as<std::string>(v, "deepspeed");  // runs of DeepSpeed only
   const json& a = require(j, "accelerator");
   r.accelerator.backend = get_as<std::string>(a, "backend");
   r.accelerator.note = get_as<std::string>(a, "note");
@@ -197,6 +199,7 @@ std::string format_report_text(const EnvironmentReport& r) {
   dotted(out, "cudnn version", v.cudnn.empty() ? "None" : v.cudnn);
   dotted(out, "nccl version", v.nccl.empty() ? "None" : v.nccl);
   if (!v.qt.empty()) dotted(out, "qt version", v.qt);
+  if (!v.deepspeed.empty()) dotted(out, "deepspeed version", v.deepspeed);
   dotted(out, "compiler", v.compiler);
   const auto& h = r.host;
   dotted(out, "host", h.hostname);

@@ -22,6 +22,7 @@ struct VersionsInfo {
   std::string nccl;
   std::string qt;            ///< filled in by the GUI only
   std::string compiler;
+  std::string deepspeed;     ///< DeepSpeed's version, for runs of DeepSpeed itself (imported, watched)
 };
 
 struct GpuInfo {

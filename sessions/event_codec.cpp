@@ -351,6 +351,23 @@ struct PayloadWriter {
     w.u8(static_cast<std::uint8_t>(e.level));
     w.str(e.text);
   }
+  void operator()(const SeriesPoint& e) {
+    w.i32(e.rank);
+    w.i64(e.step);
+    w.str(e.name);
+    w.f64(e.value);
+  }
+  void operator()(const CommSummary& e) {
+    w.i32(e.rank);
+    w.str(e.op);
+    w.i64(e.message_bytes);
+    w.i64(e.count);
+    for (double v : {e.total_latency_ms, e.avg_latency_ms, e.algbw_gbps, e.busbw_gbps}) w.f64(v);
+  }
+  void operator()(const SessionOrigin& e) {
+    w.str(e.kind);
+    w.str(e.details_json);
+  }
   void operator()(const RunEnd& e) {
     w.str(e.status);
     w.f64(e.ended_at);
@@ -431,6 +448,29 @@ Event read_event(FrameType type, Reader& r) {
       e.exit_codes = read_exit_codes(r);
       return e;
     }
+    case FrameType::kSeriesPoint: {
+      SeriesPoint e;
+      e.rank = r.i32();
+      e.step = r.i64();
+      e.name = r.str();
+      e.value = r.f64();
+      return e;
+    }
+    case FrameType::kCommSummary: {
+      CommSummary e;
+      e.rank = r.i32();
+      e.op = r.str();
+      e.message_bytes = r.i64();
+      e.count = r.i64();
+      for (double* v : {&e.total_latency_ms, &e.avg_latency_ms, &e.algbw_gbps, &e.busbw_gbps}) *v = r.f64();
+      return e;
+    }
+    case FrameType::kSessionOrigin: {
+      SessionOrigin e;
+      e.kind = r.str();
+      e.details_json = r.str();
+      return e;
+    }
     case FrameType::kHostReport: return read_host_report(r);
     default: break;
   }
@@ -438,10 +478,11 @@ Event read_event(FrameType type, Reader& r) {
 }
 
 const char* frame_name(std::uint8_t type) {
-  static const char* names[] = {"unknown", "Hello",     "RunStart",  "StepMetrics", "TimerBreakdown",
-                                "CommRecord", "ActivityBatch", "NvtxBatch", "LogLine", "RunEnd",
-                                "HostReport", "Challenge", "Welcome"};
-  return type < 13 ? names[type] : names[0];
+  static const char* names[] = {"unknown",        "Hello",       "RunStart",      "StepMetrics",
+                                "TimerBreakdown", "CommRecord",  "ActivityBatch", "NvtxBatch",
+                                "LogLine",        "RunEnd",      "SeriesPoint",   "CommSummary",
+                                "SessionOrigin",  "HostReport",  "Challenge",     "Welcome"};
+  return type < 16 ? names[type] : names[0];
 }
 
 // The version comes right after the magic in every protocol, so a peer of another version is
@@ -509,7 +550,7 @@ void encode_welcome(const Welcome& welcome, std::string& out) {
 }
 
 void encode_event(const Event& event, std::string& out) {
-  const auto type = static_cast<FrameType>(event.index() + 2);  // variant order = frame types 2..10
+  const auto type = static_cast<FrameType>(event.index() + 2);  // variant order = frame types 2..13
   frame(out, type, [&](Writer& w) { std::visit(PayloadWriter{w}, event); });
 }
 

@@ -60,9 +60,12 @@ enum class FrameType : std::uint8_t {
   kNvtxBatch = 7,
   kLogLine = 8,
   kRunEnd = 9,
-  kHostReport = 10,
-  kChallenge = 11,
-  kWelcome = 12,
+  kSeriesPoint = 10,
+  kCommSummary = 11,
+  kSessionOrigin = 12,
+  kHostReport = 13,
+  kChallenge = 14,
+  kWelcome = 15,
 };
 
 using Frame = std::variant<Hello, Challenge, Welcome, Event>;

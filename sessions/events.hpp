@@ -156,6 +156,35 @@ struct RunEnd {
   std::vector<RankExit> exit_codes;
 };
 
+/// One value of a named scalar series at one step: what a run reports that has no StepMetrics field
+/// (DeepSpeed's eval_loss and eigenvalues, the flops profiler's figures, a script's own scalars).
+struct SeriesPoint {
+  int rank = 0;
+  std::int64_t step = 0;
+  std::string name;  ///< e.g. "Train/Samples/eval_loss", "flops_profiler/fwd_flops_per_gpu"
+  double value = 0;
+};
+
+/// One row of an aggregate communication table, as DeepSpeed's comms_logger log_summary prints it:
+/// every collective of one op and message size over the whole run.
+struct CommSummary {
+  int rank = 0;
+  std::string op;                 ///< "all_reduce", "all_gather_into_tensor", ...
+  std::int64_t message_bytes = 0; ///< the size of one message
+  std::int64_t count = 0;
+  double total_latency_ms = 0;
+  double avg_latency_ms = 0;      ///< DeepSpeed's trimmed mean (10 % cut at each end)
+  double algbw_gbps = 0;          ///< DeepSpeed's tput_avg, Gbps (bits)
+  double busbw_gbps = 0;          ///< DeepSpeed's busbw_avg, Gbps (bits)
+};
+
+/// Where a session came from when ShardScope's engine did not record it: "deepspeed-import" (files
+/// of a finished DeepSpeed run) or "deepspeed-watch" (a DeepSpeed command followed live).
+struct SessionOrigin {
+  std::string kind;
+  std::string details_json;  ///< what was read: files, folders, the command; a JSON object
+};
+
 /// One host of a run, sent by a launcher (protocol 3): its clock against the collector's, and the
 /// ranks and exit codes a RunStart/RunEnd of another node's launcher could not list (--no_ssh).
 struct HostReport {
@@ -170,7 +199,7 @@ struct HostReport {
 };
 
 using Event = std::variant<RunStart, StepMetrics, TimerBreakdown, CommRecord, ActivityBatch, NvtxBatch,
-                           LogLine, RunEnd, HostReport>;
+                           LogLine, RunEnd, SeriesPoint, CommSummary, SessionOrigin, HostReport>;
 
 /// How many records an event carries (a batch of 1,000 kernels counts 1,000); for rates.
 std::size_t event_record_count(const Event& event);

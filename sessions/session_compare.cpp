@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sessions/errors.hpp"
+#include "sessions/series_reader.hpp"
 #include "sessions/store.hpp"
 
 namespace shardscope::sessions {
@@ -108,6 +109,7 @@ Leaves environment_leaves(const SessionDetail& d) {
   if (d.environment) flatten(report_to_json(*d.environment), "", leaves);
   // Where the ranks ran belongs to the environment as much as the launching node's report.
   leaves.emplace_back("run.world_size", std::to_string(d.info.world_size));
+  leaves.emplace_back("run.origin", d.info.origin.empty() ? "shardscope" : d.info.origin);
   for (const auto& r : d.ranks) {
     const std::string prefix = "run.ranks[" + std::to_string(r.info.rank) + "].";
     leaves.emplace_back(prefix + "host", r.info.host);
@@ -187,7 +189,7 @@ SessionComparison compare_sessions(Store& store, const std::vector<std::int64_t>
   check_ids(ids);
   SessionComparison out;
   std::vector<Leaves> configs, environments;
-  std::set<std::string> timer_names;
+  std::set<std::string> timer_names, series_names;
   for (auto id : ids) {
     const SessionDetail detail = load_session(store, id);
     out.sessions.push_back(summarize_session(store, id, options.summary));
@@ -195,6 +197,8 @@ SessionComparison compare_sessions(Store& store, const std::vector<std::int64_t>
     environments.push_back(environment_leaves(detail));
     if (options.include_timers)
       for (auto& name : load_timer_names(store, id)) timer_names.insert(name);
+    if (options.include_series)
+      for (auto& name : load_series_names(store, id)) series_names.insert(name);
   }
   for (auto metric : options.metrics) {
     std::vector<std::vector<CurvePoint>> curves;
@@ -205,6 +209,11 @@ SessionComparison compare_sessions(Store& store, const std::vector<std::int64_t>
     std::vector<std::vector<CurvePoint>> curves;
     for (auto id : ids) curves.push_back(load_timer_curve(store, id, name));
     out.curves.push_back(align_curves("timer:" + name, curves, options.smoothing));
+  }
+  for (const auto& name : series_names) {
+    std::vector<std::vector<CurvePoint>> curves;
+    for (auto id : ids) curves.push_back(load_series_curve(store, id, name));
+    out.curves.push_back(align_curves("series:" + name, curves, options.smoothing));
   }
   out.summary = summary_deltas(out.sessions);
   out.config_diff = diff_documents(configs, options.diff_only);

@@ -19,7 +19,7 @@ inline constexpr std::size_t kMaxCompared = 8;
 
 /// One metric of every session on a shared step axis; absent steps are nullopt.
 struct AlignedCurve {
-  std::string metric;  ///< a metric_name(), or "timer:<name>" for a named timer
+  std::string metric;  ///< a metric_name(), "timer:<name>" for a named timer, "series:<name>" for a series
   std::vector<std::int64_t> steps;
   std::vector<std::vector<std::optional<double>>> values;    ///< [session][step index]
   std::vector<std::vector<std::optional<double>>> smoothed;  ///< same shape; equals values for kNone
@@ -46,6 +46,7 @@ struct CompareOptions {
                                  Metric::kTokensPerS, Metric::kGradNorm,   Metric::kLossScale,
                                  Metric::kTflops,     Metric::kMemPeak};
   bool include_timers = true;  ///< add a "timer:<name>" curve per named timer
+  bool include_series = true;  ///< add a "series:<name>" curve per scalar series (schema 4)
   Smoothing smoothing;
   bool diff_only = true;       ///< drop config/environment rows whose values all agree
   SummaryOptions summary;

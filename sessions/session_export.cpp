@@ -25,7 +25,7 @@ struct TableQuery {
 const TableQuery kTables[] = {
     {"sessions", "SELECT id AS session_id, uid, name, status, started_at, ended_at, wall_time_s, world_size, "
                  "config_hash, shardscope_version, git_hash, peak_tflops_per_gpu, command_line, config_json, "
-                 "environment_json, environment_variables_json FROM sessions WHERE id IN (%IDS%) ORDER BY id"},
+                 "environment_json, origin, origin_json, environment_variables_json FROM sessions WHERE id IN (%IDS%) ORDER BY id"},
     {"hosts", "SELECT session_id, host, node_rank, clock_offset_s, clock_uncertainty_s, shardscope_version, git_hash "
               "FROM hosts WHERE session_id IN (%IDS%) ORDER BY session_id, node_rank, host"},
     {"ranks", "SELECT session_id, rank, local_rank, host, pid, device, exit_code FROM ranks "
@@ -50,6 +50,11 @@ const TableQuery kTables[] = {
     {"logs", "SELECT session_id, rank, time, CASE level WHEN 0 THEN 'debug' WHEN 1 THEN 'info' WHEN 2 THEN "
              "'warning' ELSE 'error' END AS level, text FROM logs WHERE session_id IN (%IDS%) "
              "ORDER BY session_id, id"},
+    {"series", "SELECT x.session_id, x.step, x.rank, n.text AS name, x.value FROM series x JOIN names n ON "
+               "n.id = x.name_id WHERE x.session_id IN (%IDS%) ORDER BY x.session_id, n.text, x.step, x.rank"},
+    {"comm_summaries", "SELECT session_id, rank, op, message_bytes, count, total_latency_ms, avg_latency_ms, "
+                       "algbw_gbps, busbw_gbps FROM comm_summaries WHERE session_id IN (%IDS%) "
+                       "ORDER BY session_id, id"},
 };
 
 std::string sql_for(const TableQuery& table, const std::vector<std::int64_t>& ids) {

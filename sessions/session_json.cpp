@@ -45,7 +45,8 @@ json session_info_to_json(const SessionInfo& i) {
           {"hosts", i.hosts},
           {"tags", i.tags},
           {"first_step", opt(i.first_step)},
-          {"last_step", opt(i.last_step)}};
+          {"last_step", opt(i.last_step)},
+          {"origin", i.origin.empty() ? json(nullptr) : json(i.origin)}};
 }
 
 json session_detail_to_json(const SessionDetail& d) {
@@ -54,6 +55,7 @@ json session_detail_to_json(const SessionDetail& d) {
   out["config"] = d.config_json.empty() ? json(nullptr) : json::parse(d.config_json, nullptr, false);
   out["environment"] = d.environment ? report_to_json(*d.environment) : json(nullptr);
   out["peak_tflops_per_gpu"] = opt(d.peak_tflops_per_gpu);
+  out["origin_details"] = d.origin_json.empty() ? json(nullptr) : json::parse(d.origin_json, nullptr, false);
   json ranks = json::array();
   for (const auto& r : d.ranks)
     ranks.push_back({{"rank", r.info.rank},

@@ -67,7 +67,7 @@ std::vector<std::string> strings_of(SqliteDb& db, const char* sql, std::int64_t 
 constexpr const char* kInfoColumns =
     "s.id, s.uid, s.name, s.status, s.started_at, s.ended_at, s.wall_time_s, s.world_size, s.config_hash, "
     "s.shardscope_version, s.git_hash, (SELECT MIN(step) FROM steps WHERE session_id = s.id), "
-    "(SELECT MAX(step) FROM steps WHERE session_id = s.id)";
+    "(SELECT MAX(step) FROM steps WHERE session_id = s.id), s.origin";
 
 SessionInfo read_info(SqliteDb& db, Statement& s) {
   SessionInfo info;
@@ -84,6 +84,7 @@ SessionInfo read_info(SqliteDb& db, Statement& s) {
   info.git_hash = s.text(10);
   info.first_step = s.optional_int64(11);
   info.last_step = s.optional_int64(12);
+  info.origin = s.text(13);
   info.hosts = strings_of(db, "SELECT DISTINCT host FROM ranks WHERE session_id = ? AND host IS NOT NULL "
                               "AND host != '' ORDER BY host", info.id);
   info.tags = strings_of(db, "SELECT tag FROM session_tags WHERE session_id = ? ORDER BY tag", info.id);
@@ -235,19 +236,20 @@ std::int64_t find_session(Store& store, const std::string& selector) {
 SessionDetail load_session(Store& store, std::int64_t session_id) {
   SqliteDb& db = store.db();
   Statement s(db, (std::string("SELECT ") + kInfoColumns +
-                   ", s.command_line, s.config_json, s.environment_json, s.peak_tflops_per_gpu, "
+                   ", s.command_line, s.config_json, s.environment_json, s.peak_tflops_per_gpu, s.origin_json, "
                    "s.environment_variables_json FROM sessions s WHERE s.id = ?").c_str());
   s.bind(1, session_id);
   if (!s.step()) not_found(store, "with id " + std::to_string(session_id));
   SessionDetail d;
   d.info = read_info(db, s);
-  d.config_json = s.text(14);
-  d.peak_tflops_per_gpu = s.optional_real(16);
+  d.config_json = s.text(15);
+  d.peak_tflops_per_gpu = s.optional_real(17);
+  d.origin_json = s.text(18);
   try {
-    if (!s.is_null(13)) d.command_line = nlohmann::json::parse(s.text(13)).get<std::vector<std::string>>();
-    if (!s.is_null(15)) d.environment = report_from_json(nlohmann::json::parse(s.text(15)));
-    if (!s.is_null(17)) {
-      const auto variables = nlohmann::json::parse(s.text(17));
+    if (!s.is_null(14)) d.command_line = nlohmann::json::parse(s.text(14)).get<std::vector<std::string>>();
+    if (!s.is_null(16)) d.environment = report_from_json(nlohmann::json::parse(s.text(16)));
+    if (!s.is_null(19)) {
+      const auto variables = nlohmann::json::parse(s.text(19));
       for (const auto& item : variables.items())
         d.environment_variables.emplace_back(item.key(), item.value().get<std::string>());
     }
@@ -282,19 +284,42 @@ std::vector<CurvePoint> load_curve(Store& store, std::int64_t session_id, Metric
   return out;
 }
 
-std::vector<std::string> load_timer_names(Store& store, std::int64_t session_id) {
-  // Probe the timers key once per interned name: DISTINCT over the timers would read every row.
-  return strings_of(store.db(), "SELECT text FROM names n WHERE EXISTS(SELECT 1 FROM timers t WHERE "
-                                "t.session_id = ?1 AND t.name_id = n.id) ORDER BY text", session_id);
+namespace {
+
+// The timers and series tables share a shape: (session_id, name_id, step, rank) -> a value.
+std::vector<std::string> names_in(Store& store, const std::string& table, std::int64_t session_id) {
+  // Probe the table's key once per interned name: DISTINCT over the rows would read every row.
+  return strings_of(store.db(), ("SELECT text FROM names n WHERE EXISTS(SELECT 1 FROM " + table +
+                                 " t WHERE t.session_id = ?1 AND t.name_id = n.id) ORDER BY text").c_str(),
+                    session_id);
 }
 
-std::vector<CurvePoint> load_timer_curve(Store& store, std::int64_t session_id, const std::string& timer) {
-  Statement s(store.db(), "SELECT step, MAX(ms) FROM timers WHERE session_id = ? AND name_id = "
-                          "(SELECT id FROM names WHERE text = ?) GROUP BY step ORDER BY step");
-  s.bind(1, session_id).bind(2, timer);
+std::vector<CurvePoint> named_curve(Store& store, const std::string& table, const std::string& aggregate,
+                                    std::int64_t session_id, const std::string& name) {
+  Statement s(store.db(), ("SELECT step, " + aggregate + " FROM " + table + " WHERE session_id = ? AND name_id = "
+                           "(SELECT id FROM names WHERE text = ?) GROUP BY step ORDER BY step").c_str());
+  s.bind(1, session_id).bind(2, name);
   std::vector<CurvePoint> out;
   while (s.step()) out.push_back({s.int64(0), s.real(1), 0});
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> load_timer_names(Store& store, std::int64_t session_id) {
+  return names_in(store, "timers", session_id);
+}
+
+std::vector<CurvePoint> load_timer_curve(Store& store, std::int64_t session_id, const std::string& timer) {
+  return named_curve(store, "timers", "MAX(ms)", session_id, timer);
+}
+
+std::vector<std::string> load_series_names(Store& store, std::int64_t session_id) {
+  return names_in(store, "series", session_id);
+}
+
+std::vector<CurvePoint> load_series_curve(Store& store, std::int64_t session_id, const std::string& name) {
+  return named_curve(store, "series", "AVG(value)", session_id, name);
 }
 
 std::vector<StepMetrics> load_steps(Store& store, std::int64_t session_id, std::optional<int> rank) {
@@ -345,8 +370,8 @@ std::vector<LogLine> load_logs(Store& store, std::int64_t session_id, std::optio
 }
 
 std::size_t delete_sessions(Store& store, const std::vector<std::int64_t>& session_ids) {
-  static const char* kTables[] = {"steps", "timers", "comms",        "activities", "nvtx_ranges",
-                                  "logs",  "ranks",  "session_tags", "hosts"};
+  static const char* kTables[] = {"steps", "timers",       "comms",  "activities",     "nvtx_ranges", "logs",
+                                  "ranks", "session_tags", "series", "comm_summaries", "hosts"};
   SqliteDb& db = store.db();
   Transaction transaction(db);
   std::size_t deleted = 0;

@@ -31,6 +31,7 @@ struct SessionInfo {
   std::vector<std::string> tags;
   std::optional<std::int64_t> first_step;
   std::optional<std::int64_t> last_step;
+  std::string origin;  ///< "" for ShardScope's engine; "deepspeed-import", "deepspeed-watch" (schema 4)
 };
 
 /// Filters of list_sessions; empty fields match everything.
@@ -75,6 +76,7 @@ struct SessionDetail {
   /// The variables the launcher gave every rank (credentials appear as kRedactedValue), by name.
   std::vector<std::pair<std::string, std::string>> environment_variables;
   std::optional<double> peak_tflops_per_gpu;
+  std::string origin_json;  ///< for imported and watched runs: what was read (JSON object), else ""
 };
 
 /// A per-step quantity of StepMetrics.
@@ -123,6 +125,10 @@ std::vector<CurvePoint> load_curve(Store& store, std::int64_t session_id, Metric
 std::vector<std::string> load_timer_names(Store& store, std::int64_t session_id);
 /// One timer per step (slowest rank), in step order.
 std::vector<CurvePoint> load_timer_curve(Store& store, std::int64_t session_id, const std::string& timer);
+/// The names of the session's scalar series (schema 4), sorted.
+std::vector<std::string> load_series_names(Store& store, std::int64_t session_id);
+/// One series per step (the mean over the ranks that report it), in step order.
+std::vector<CurvePoint> load_series_curve(Store& store, std::int64_t session_id, const std::string& name);
 /// Raw step rows, optionally of one rank.
 std::vector<StepMetrics> load_steps(Store& store, std::int64_t session_id, std::optional<int> rank = std::nullopt);
 /// The profiled window's GPU activities of one rank, by start time.

@@ -109,6 +109,26 @@ void summarize_comms(SqliteDb& db, std::int64_t id, SessionSummary& s) {
     s.comm_ops.push_back({ops.text(0), ops.int64(1), ops.int64(2), ops.real(3) / 1e6, ops.real(4), ops.real(5)});
 }
 
+// A session with DeepSpeed's aggregate comms table instead of per-collective records: the same
+// quantities from its rows (count-weighted means; DeepSpeed's bandwidths are Gbit/s, ours GB/s).
+void summarize_comm_summaries(SqliteDb& db, std::int64_t id, SessionSummary& s) {
+  Statement per_rank(db, "SELECT c.rank, c.total_ms, (SELECT SUM(step_time_ms) FROM steps t WHERE "
+                         "t.session_id = ?1 AND t.rank = c.rank) FROM (SELECT rank, SUM(total_latency_ms) AS total_ms "
+                         "FROM comm_summaries WHERE session_id = ?1 GROUP BY rank) c ORDER BY c.total_ms DESC, c.rank "
+                         "LIMIT 1");
+  per_rank.bind(1, id);
+  if (!per_rank.step()) return;
+  s.comm_time_s = per_rank.real(1) / 1e3;
+  if (auto step_ms = per_rank.optional_real(2); step_ms && *step_ms > 0)
+    s.comm_fraction = *s.comm_time_s / (*step_ms / 1e3);
+  Statement ops(db, "SELECT op, SUM(count), SUM(message_bytes * count), SUM(total_latency_ms), "
+                    "SUM(algbw_gbps * count) / MAX(SUM(count), 1), SUM(busbw_gbps * count) / MAX(SUM(count), 1) "
+                    "FROM comm_summaries WHERE session_id = ? GROUP BY op ORDER BY SUM(total_latency_ms) DESC");
+  ops.bind(1, id);
+  while (ops.step())
+    s.comm_ops.push_back({ops.text(0), ops.int64(1), ops.int64(2), ops.real(3) / 1e3, ops.real(4) / 8, ops.real(5) / 8});
+}
+
 // One scan of the timers key (session_id, name_id, step, rank): per name, per step the slowest rank.
 void summarize_timers(SqliteDb& db, std::int64_t id, SessionSummary& s) {
   Statement rows(db, "SELECT n.text, t.step_max FROM (SELECT name_id, step, MAX(ms) AS step_max FROM timers "
@@ -164,6 +184,7 @@ SessionSummary summarize_session(Store& store, std::int64_t session_id, const Su
     s.mfu = *s.tflops_per_gpu / *detail.peak_tflops_per_gpu;
   SqliteDb& db = store.db();
   summarize_comms(db, session_id, s);
+  if (s.comm_ops.empty()) summarize_comm_summaries(db, session_id, s);
   summarize_timers(db, session_id, s);
   s.activity_records = count_rows(db, "SELECT COUNT(*) FROM activities WHERE session_id = ?", session_id);
   s.nvtx_ranges = count_rows(db, "SELECT COUNT(*) FROM nvtx_ranges WHERE session_id = ?", session_id);

@@ -166,10 +166,45 @@ ALTER TABLE activities ADD COLUMN correlation_id INTEGER;
 ALTER TABLE activities ADD COLUMN throughput_gbps REAL;
 )sql";
 
-// Version 4 records the hosts of a run (multi-node launches): each host's node rank, its clock
+// Version 4 holds runs that ShardScope's engine did not record (DeepSpeed runs imported or
+// watched, issue 20): where a session came from, the scalar series that have no StepMetrics
+// column (eval loss, eigenvalues, flops-profiler figures), and DeepSpeed's aggregate comms table.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE sessions ADD COLUMN origin TEXT;
+ALTER TABLE sessions ADD COLUMN origin_json TEXT;
+CREATE INDEX sessions_by_origin ON sessions(origin);
+
+CREATE TABLE series(
+  session_id INTEGER NOT NULL,
+  name_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY(session_id, name_id, step, rank)
+) WITHOUT ROWID;
+
+CREATE TABLE comm_summaries(
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  op TEXT NOT NULL,
+  message_bytes INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  total_latency_ms REAL NOT NULL,
+  avg_latency_ms REAL,
+  algbw_gbps REAL,
+  busbw_gbps REAL
+);
+CREATE INDEX comm_summaries_by_session ON comm_summaries(session_id, rank);
+)sql";
+
+void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
+void add_foreign_runs_v4(SqliteDb& db) { db.exec(kSchemaV4); }
+
+// Version 5 records the hosts of a run (multi-node launches): each host's node rank, its clock
 // against the collector's host (so per-rank timelines of different hosts line up) and its build;
 // and the environment variables the launcher gave every rank (credential-looking ones redacted).
-constexpr const char* kSchemaV4 = R"sql(
+constexpr const char* kSchemaV5 = R"sql(
 CREATE TABLE hosts(
   session_id INTEGER NOT NULL,
   host TEXT NOT NULL,
@@ -183,8 +218,7 @@ CREATE TABLE hosts(
 ALTER TABLE sessions ADD COLUMN environment_variables_json TEXT;
 )sql";
 
-void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
-void add_hosts_v4(SqliteDb& db) { db.exec(kSchemaV4); }
+void add_hosts_v5(SqliteDb& db) { db.exec(kSchemaV5); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 
@@ -206,7 +240,9 @@ const std::vector<Migration>& schema_migrations() {
        create_v1},
       {1, 2, "add session tags", add_tags_v2},
       {2, 3, "add kernel launch details and copy throughput to activities", add_activity_details_v3},
-      {3, 4, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v4},
+      {3, 4, "add session origin, scalar series and comm summaries (imported and watched runs)",
+       add_foreign_runs_v4},
+      {4, 5, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v5},
   };
   return migrations;
 }

@@ -57,6 +57,10 @@ struct StoreWriter::Impl {
         run_end(d, "UPDATE sessions SET status = ?2, ended_at = ?3, wall_time_s = ?4 WHERE id = ?1"),
         rank_exit(d, "INSERT INTO ranks(session_id, rank, exit_code) VALUES(?,?,?) "
                      "ON CONFLICT(session_id, rank) DO UPDATE SET exit_code = excluded.exit_code"),
+        series(d, "INSERT OR REPLACE INTO series(session_id, name_id, step, rank, value) VALUES(?,?,?,?,?)"),
+        comm_summary(d, "INSERT INTO comm_summaries(session_id, rank, op, message_bytes, count, total_latency_ms, "
+                        "avg_latency_ms, algbw_gbps, busbw_gbps) VALUES(?,?,?,?,?,?,?,?,?)"),
+        origin(d, "UPDATE sessions SET origin = ?2, origin_json = ?3 WHERE id = ?1"),
         find_name(d, "SELECT id FROM names WHERE text = ?"),
         insert_name(d, "INSERT INTO names(text) VALUES(?)") {}
 
@@ -65,6 +69,7 @@ struct StoreWriter::Impl {
   void write_event(std::int64_t session, const Event& event);
   void write_run_start(std::int64_t session, const RunStart& e);
   void write_step(std::int64_t session, const StepMetrics& e);
+  void write_foreign_run_event(std::int64_t session, const Event& event);
 
   SqliteDb& db;
   void write_host_report(std::int64_t session, const HostReport& e);
@@ -72,7 +77,7 @@ struct StoreWriter::Impl {
   void write_exit_codes(std::int64_t session, const std::vector<RankExit>& exits);
 
   Statement find_session, insert_session, run_start, host, rank, tag, step, timer, comm, activity, nvtx, log,
-      run_end, rank_exit, find_name, insert_name;
+      run_end, rank_exit, series, comm_summary, origin, find_name, insert_name;
   // Caches of committed ids; cleared when a transaction rolls back, since its ids vanish with it.
   std::unordered_map<std::string, std::int64_t> sessions;
   std::unordered_map<std::string, std::int64_t> names;
@@ -167,6 +172,19 @@ void bind_details(Statement& s, const ActivityRecord& a) {
 
 }  // namespace
 
+// The events of schema 4 (runs ShardScope's engine did not record).
+void StoreWriter::Impl::write_foreign_run_event(std::int64_t session, const Event& event) {
+  if (const auto* e = std::get_if<SeriesPoint>(&event)) {
+    series.bind(1, session).bind(2, name_id(e->name)).bind(3, e->step).bind(4, e->rank).bind(5, e->value).run();
+  } else if (const auto* e = std::get_if<CommSummary>(&event)) {
+    comm_summary.bind(1, session).bind(2, e->rank).bind(3, e->op).bind(4, e->message_bytes).bind(5, e->count)
+        .bind(6, e->total_latency_ms).bind(7, e->avg_latency_ms).bind(8, e->algbw_gbps).bind(9, e->busbw_gbps)
+        .run();
+  } else if (const auto* e = std::get_if<SessionOrigin>(&event)) {
+    origin.bind(1, session).bind(2, e->kind).bind(3, e->details_json).run();
+  }
+}
+
 void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
   if (const auto* e = std::get_if<RunStart>(&event)) return write_run_start(session, *e);
   if (const auto* e = std::get_if<StepMetrics>(&event)) return write_step(session, *e);
@@ -196,6 +214,8 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
     write_exit_codes(session, e->exit_codes);
   } else if (const auto* e = std::get_if<HostReport>(&event)) {
     write_host_report(session, *e);
+  } else {
+    write_foreign_run_event(session, event);
   }
 }
 

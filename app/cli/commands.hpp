@@ -24,6 +24,9 @@ int run_launch_command(const CommandArgs& args);
 int run_ckpt_command(const CommandArgs& args);
 int run_node_command(const CommandArgs& args);
 int run_allreduce_command(const CommandArgs& args);
+int run_watch_command(const CommandArgs& args);
+/// `shardscope sessions import` (sessions_import_action.cpp).
+int run_sessions_import(const CommandArgs& args);
 
 /// Every subcommand, in the order `shardscope --help` lists them.
 const std::vector<Command>& all_commands();

@@ -15,11 +15,12 @@ const std::vector<Command>& all_commands() {
        run_report_command},
       {"estimate", "memory per GPU/CPU per ZeRO stage and offload, communication, the lowest stage that fits", run_estimate_command},
       {"validate", "check DeepSpeed configs as DeepSpeed 0.19.7 reads them, with the effective values", run_validate_command},
-      {"sessions", "list, show, compare, export and delete recorded sessions (--db FILE)", run_sessions_command},
+      {"sessions", "list, show, compare, export and delete recorded sessions, import DeepSpeed runs (--db FILE)", run_sessions_command},
       {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", run_train_command},
       {"launch", "start train ranks on this machine or every host of a hostfile, DeepSpeed's launcher habits; --preflight checks the hosts", run_launch_command},
       {"node", "the node agent a multi-host launch starts on every host (not run by hand)", run_node_command},
       {"allreduce", "time an all-reduce across the ranks of a launch (the preflight's bandwidth check)", run_allreduce_command},
+      {"watch", "run your own DeepSpeed command (deepspeed, torchrun, ...) and follow it live into a session", run_watch_command},
       {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)", run_ckpt_command},
   };
   return commands;

@@ -13,6 +13,7 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "configs/did_you_mean.hpp"
+#include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/host_probe.hpp"
@@ -183,7 +184,8 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
             << "version      " << (d.info.shardscope_version.empty() ? "-" : d.info.shardscope_version) << " ("
             << (d.info.git_hash.empty() ? "-" : d.info.git_hash) << ")   config "
             << (d.info.config_hash.empty() ? "-" : d.info.config_hash) << "\n"
-            << "command      " << join(d.command_line, " ") << "\n\n";
+            << "command      " << join(d.command_line, " ") << "\n"
+            << (d.info.origin.empty() ? "" : "origin       " + d.info.origin + " (a run of DeepSpeed itself)\n") << "\n";
   Table t{{"quantity", "value"}};
   t.push_back({"steps (timed)", std::to_string(s.steps) + " (" + std::to_string(s.timed_steps) + ")"});
   t.push_back({"step time median / p90 (ms)", number(s.median_step_ms) + " / " + number(s.p90_step_ms)});
@@ -217,9 +219,18 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
   if (comms.size() > 1) std::cout << "\n", print_table(std::cout, comms);
 }
 
+nlohmann::json memory_report_json(const engine::SessionMemoryReport& r) {
+  const auto opt = [](const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  const auto& p = r.prediction;
+  return {{"predicted", {{"model_states_bytes", p.model_states_bytes}, {"buffers_bytes", p.buffers_bytes},
+                         {"activations_bytes", p.activations_bytes}, {"total_bytes", p.total_bytes}}},
+          {"measured_step_end_bytes", opt(r.measured_step_end_bytes)}, {"measured_peak_bytes", opt(r.measured_peak_bytes)}};
+}
+
 int show_action(const CommandArgs& args) {
-  ArgParser parser = make_parser("show", "Shows one session: run facts, summary, memory per rank, timers and\n"
-                                         "collectives. SESSION is an id, a uid (prefix) or a unique name.");
+  ArgParser parser = make_parser("show", "Shows one session: run facts, summary, memory per rank (beside the\n"
+                                         "estimator's prediction for the run), timers and collectives. SESSION is\n"
+                                         "an id, a uid (prefix) or a unique name.");
   parser.positional("SESSION", "the session to show")
       .option("warmup", "N", "leave the first N steps out of timing and throughput")
       .flag("json", "print one JSON document {detail, summary}")
@@ -236,12 +247,15 @@ int show_action(const CommandArgs& args) {
   profile_options.warmup_steps = options.warmup_steps;
   std::optional<profiler::ProfileAnalyses> profile;
   if (parsed.has("profile")) profile = profiler::analyze_session(store, id, profile_options);
+  const auto memory = engine::session_memory_report(store, id, options.warmup_steps);
   if (parsed.has("json")) {
     nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}};
     if (profile) out["profile"] = profiler::to_json(*profile);
+    if (memory) out["memory_prediction"] = memory_report_json(*memory);
     std::cout << out.dump(2) << "\n";
   } else {
     print_summary(detail, summary);
+    if (memory) std::cout << "\n" << engine::session_memory_report_text(*memory);
     if (profile) std::cout << "\n" << profiler::format_profile_analyses(*profile, profile_options);
   }
   return kExitOk;
@@ -393,8 +407,8 @@ int delete_action(const CommandArgs& args) {
 int run_sessions_command(const CommandArgs& args) {
   static const std::vector<std::pair<std::string, int (*)(const CommandArgs&)>> actions = {
       {"list", list_action}, {"show", show_action}, {"compare", compare_action},
-      {"export", export_action}, {"delete", delete_action}};
-  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete --db FILE [options]\n";
+      {"export", export_action}, {"delete", delete_action}, {"import", run_sessions_import}};
+  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|import --db FILE [options]\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? std::cerr : std::cout) << usage << "Run 'shardscope sessions <action> --help' for its options.\n";
     return args.empty() ? kExitUsage : kExitOk;
@@ -414,7 +428,7 @@ int run_sessions_command(const CommandArgs& args) {
   }
   std::string message = "unknown sessions action '" + args[0] + "'";
   if (auto guess = configs::closest_match(args[0], names)) message += "; did you mean '" + *guess + "'?";
-  throw UsageError(message + " (list, show, compare, export, delete)");
+  throw UsageError(message + " (list, show, compare, export, delete, import)");
 }
 
 }  // namespace shardscope::app

@@ -6,6 +6,7 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "configs/config_validator.hpp"
+#include "configs/hf_trainer_fill.hpp"
 #include "configs/validation_report.hpp"
 
 namespace shardscope::app {
@@ -27,7 +28,30 @@ configs::ValidateOptions read_options(const ParsedArgs& parsed) {
     }
   }
   options.strict = parsed.has("strict");
+  if (const auto hf = parsed.value("hf-trainer")) {
+    try {
+      options.hf_trainer = configs::parse_hf_trainer_arguments(*hf);
+    } catch (const std::invalid_argument& error) {
+      throw UsageError(error.what());
+    }
+  }
   return options;
+}
+
+// `--hf-trainer` takes an optional K=V list: alone (or before a flag or a file) it means the
+// TrainingArguments defaults, so it is rewritten to `--hf-trainer=` for the parser.
+CommandArgs with_hf_trainer_value(const CommandArgs& args) {
+  CommandArgs out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--hf-trainer") {
+      out.push_back(args[i]);
+      continue;
+    }
+    const bool next_is_list = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0 &&
+                              args[i + 1].find('=') != std::string::npos && args[i + 1].find('/') == std::string::npos;
+    out.push_back("--hf-trainer=" + (next_is_list ? args[++i] : std::string()));
+  }
+  return out;
 }
 
 }  // namespace
@@ -42,11 +66,15 @@ int run_validate_command(const CommandArgs& args) {
   parser.option("world-size", "N", "data-parallel world size for the batch keys (default: inferred)");
   parser.option("set", "KEY=VALUE", "fill an \"auto\" value or override a key, e.g. "
                 "--set train_micro_batch_size_per_gpu=4 (repeatable)", true);
+  parser.option("hf-trainer", "[K=V,...]", "fill \"auto\" as the Hugging Face Trainer does from these "
+                "TrainingArguments (per_device_train_batch_size, gradient_accumulation_steps, learning_rate, "
+                "weight_decay, adam_beta1, adam_beta2, adam_epsilon, max_grad_norm, fp16, bf16, warmup_steps, "
+                "max_steps, hidden_size; the rest at transformers' defaults) and report its mismatches");
   parser.flag("json", "print one JSON document (schema shardscope.validate/1)");
   parser.flag("resolved", "also print every effective value with its source");
   parser.flag("strict", "policy lints (explicit gradient_clipping, one precision mode) and notes "
               "for hjson-only syntax");
-  const ParsedArgs parsed = parser.parse(args);
+  const ParsedArgs parsed = parser.parse(with_hf_trainer_value(args));
   if (parsed.help) {
     std::cout << parser.help_text();
     return kExitOk;

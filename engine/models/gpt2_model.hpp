@@ -20,8 +20,9 @@ class Gpt2Block;
 
 class Gpt2Model : public TrainableModel {
  public:
-  /// Builds and initialises the model; throws ModelError for a shape GPT-2 cannot take.
-  explicit Gpt2Model(const TransformerOptions& options);
+  /// Builds and initialises the model on `init_device` (its generator draws the weights); throws
+  /// ModelError for a shape GPT-2 cannot take.
+  explicit Gpt2Model(const TransformerOptions& options, torch::Device init_device = torch::kCPU);
 
   torch::Tensor loss(const Batch& batch) override;
   torch::Tensor forward(const torch::Tensor& input_ids) override;

@@ -185,7 +185,7 @@ torch::Tensor LlamaModel::forward(const torch::Tensor& input_ids) {
 
 torch::Tensor LlamaModel::loss(const Batch& batch) {
   const auto logits = forward(batch.inputs);
-  return chunked_cross_entropy(logits.flatten(0, 1), batch.targets.flatten(), /*ignore_index=*/-100);
+  return cross_entropy_loss(logits.flatten(0, 1), batch.targets.flatten(), kOwnedLogits);
 }
 
 }  // namespace shardscope::engine

@@ -166,12 +166,14 @@ void validate_model_spec(const ModelSpec& spec) {
   if (spec.kind != ModelKind::kMlp) validate_transformer_options(spec.kind, spec.transformer);
 }
 
-std::shared_ptr<TrainableModel> build_model(const ModelSpec& spec) {
+std::shared_ptr<TrainableModel> build_model(const ModelSpec& spec, bool init_on_cuda, int cuda_index) {
   validate_model_spec(spec);
   std::shared_ptr<TrainableModel> model;
+  const torch::Device gpt2_device = init_on_cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(cuda_index))
+                                                 : torch::Device(torch::kCPU);
   switch (spec.kind) {
     case ModelKind::kMlp: model = std::make_shared<MlpModel>(spec.mlp); break;
-    case ModelKind::kGpt2: model = std::make_shared<Gpt2Model>(spec.transformer); break;
+    case ModelKind::kGpt2: model = std::make_shared<Gpt2Model>(spec.transformer, gpt2_device); break;
     case ModelKind::kLlama: model = std::make_shared<LlamaModel>(spec.transformer); break;
   }
   model->set_activation_checkpointing(spec.activation_checkpointing);

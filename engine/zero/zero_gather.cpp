@@ -39,16 +39,19 @@ void ZeroRuntime::install_layer_hooks() {
   model_.set_layer_hooks(layer_hooks_);
 }
 
-void ZeroRuntime::issue_gather(int g, bool is_prefetch) {
+void ZeroRuntime::issue_gather(int g, bool is_prefetch, bool private_copy) {
   GroupState& st = groups_[g];
   const LayoutGroup& group = layout_->groups()[g];
   const int world = world_size();
-  st.buffer = torch::empty({group.padded_numel}, torch::TensorOptions().dtype(dtype_).device(device_));
-  auto mine = shard_chunk(g);
-  if (comm_ && world > 1) {
-    st.gather = comm_->all_gather(st.buffer, mine, "gather " + group.name);
+  if (weights16_.defined() && !private_copy) {
+    st.buffer = weights16_.narrow(0, group.shard_offset, group.padded_numel);  // one rank: a view, no copy
   } else {
-    st.buffer.copy_(mine);
+    st.buffer = torch::empty({group.padded_numel}, torch::TensorOptions().dtype(dtype_).device(device_));
+    auto mine = weights16_.defined() ? weights16_.narrow(0, group.shard_offset, group.padded_numel) : shard_chunk(g);
+    if (comm_ && world > 1)
+      st.gather = comm_->all_gather(st.buffer, mine, "gather " + group.name);
+    else
+      st.buffer.copy_(mine);
   }
   st.status = GatherStatus::kInFlight;
   gather_stats_.live_numel += group.padded_numel;
@@ -147,8 +150,12 @@ torch::Tensor ZeroRuntime::after_layer_forward(std::size_t index, torch::Tensor 
 
 void ZeroRuntime::gather_all() {
   if (settings_.stage < 3) return;
-  for (std::size_t g = 0; g < groups_.size(); ++g)
-    if (groups_[g].status == GatherStatus::kReleased) issue_gather(static_cast<int>(g), false);
+  // Copies, never views of the 16-bit weights: without a modifier rank, GatheredParameters drops
+  // what the user changed (scatter_from_gathered writes it back when there is one).
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].status != GatherStatus::kReleased && weights16_.defined()) release(static_cast<int>(g), true);
+    if (groups_[g].status == GatherStatus::kReleased) issue_gather(static_cast<int>(g), false, /*private_copy=*/true);
+  }
   for (std::size_t g = 0; g < groups_.size(); ++g) ensure_available(static_cast<int>(g));
 }
 

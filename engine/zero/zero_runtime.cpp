@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "engine/zero/partitioned_init.hpp"
@@ -81,15 +82,20 @@ ZeroRuntime::ZeroRuntime(TrainableModel& model, torch::Dtype dtype, torch::Devic
       optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
     }
     if (settings_.stage == 1) {
-      reduced_shard_ = torch::zeros({layout_->shard_numel()}, options);
-      const bool host_reads_16bit = settings_.offload_optimizer;  // converted on the way to the host
-      fp32_grads_ = dtype_ == torch::kFloat32 || host_reads_16bit ? reduced_shard_
-                                                                  : torch::zeros({layout_->shard_numel()}, fp32);
+      // One rank: the reduced shard is the flat gradient buffer itself (a reduce-scatter over one
+      // rank is the identity). The optimizer reads it as it is in fp32 training, with offload
+      // (converted on the way to the host) and in bf16 on a GPU (the CUDA kernels read bf16; as at
+      // stage 0). fp16 keeps an fp32 copy (see stage 0).
+      reduced_shard_ = world == 1 ? flat_->grads() : torch::zeros({layout_->shard_numel()}, options);
+      const bool direct = dtype_ == torch::kFloat32 || settings_.offload_optimizer ||
+                          (dtype_ == torch::kBFloat16 && device_.is_cuda());
+      fp32_grads_ = direct ? reduced_shard_ : torch::zeros({layout_->shard_numel()}, fp32);
     } else {
       grad_chunks_.resize(groups_.size());
     }
   }
   if (settings_.stage == 3) install_layer_hooks();
+  got_grad_.assign(slots_.size(), 0);
   install_gradient_hooks();
 }
 
@@ -101,7 +107,20 @@ ZeroRuntime::~ZeroRuntime() {
 void ZeroRuntime::adopt_master(torch::Tensor master) {
   TORCH_CHECK(settings_.stage >= 1 && master.numel() == layout_->shard_numel(),
               "adopt_master: needs stage >= 1 and a shard of ", layout_->shard_numel(), " elements");
+  // Stage 3 on one rank: the 16-bit shard is the whole model. It stays, the optimizer kernel writes
+  // it in the same pass as the master, and a gather binds views of it: no copy and no cast per
+  // gather, as DeepSpeed's stage 3 keeps its 16-bit partition (ds_tensor) beside the fp32 master.
+  if (settings_.stage == 3 && world_size() == 1 && !settings_.offload_param &&
+      optimizer_params_.scalar_type() != torch::kFloat32 && master.scalar_type() == torch::kFloat32)
+    weights16_ = optimizer_params_;
   optimizer_params_ = std::move(master);
+}
+
+torch::Tensor ZeroRuntime::kernel_weight_copy() const {
+  if (dtype_ == torch::kFloat32 || settings_.offload_optimizer || settings_.offload_param) return {};
+  if (settings_.stage == 0) return flat_->params();
+  if (world_size() > 1) return {};
+  return settings_.stage == 3 ? weights16_ : flat_->params();
 }
 
 torch::Tensor ZeroRuntime::shard_chunk(int g) const {
@@ -184,6 +203,7 @@ void ZeroRuntime::install_gradient_hooks() {
 void ZeroRuntime::begin_backward(bool reduce) {
   reducing_ = reduce || settings_.stage >= 2;
   boundary_ = reduce;
+  if (settings_.stage >= 2) std::fill(got_grad_.begin(), got_grad_.end(), 0);  // staging is per backward
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     groups_[g].pending = static_cast<int>(layout_->groups()[g].slots.size());
     groups_[g].ready = false;
@@ -192,6 +212,8 @@ void ZeroRuntime::begin_backward(bool reduce) {
 }
 
 void ZeroRuntime::on_gradient_ready(int slot) {
+  got_grad_[static_cast<std::size_t>(slot)] = 1;
+  if (settings_.stage <= 1 && fresh_grads_) adopt_fresh_gradient(slot);
   if (!reducing_) return;  // stages 0-1 inside an accumulation window: autograd accumulates in place
   const int g = layout_->group_of(slot);
   GroupState& st = groups_[g];
@@ -201,8 +223,8 @@ void ZeroRuntime::on_gradient_ready(int slot) {
     const auto& group = layout_->groups()[g];
     const torch::Tensor grad = param.grad().reshape({-1});
     if (settings_.contiguous_gradients) {
-      if (!st.staging.defined())
-        st.staging = torch::zeros({group.padded_numel}, torch::TensorOptions().dtype(dtype_).device(device_));
+      if (!st.staging.defined())  // what no gradient writes is zeroed at launch (zero_unwritten_staging)
+        st.staging = torch::empty({group.padded_numel}, torch::TensorOptions().dtype(dtype_).device(device_));
       st.staging.narrow(0, layout_->slot_offset(slot) - group.flat_offset, grad.numel()).copy_(grad);
     } else {
       st.pieces[slot] = grad;
@@ -212,6 +234,55 @@ void ZeroRuntime::on_gradient_ready(int slot) {
   if (--st.pending == 0) {
     st.ready = true;
     launch_ready_groups();
+  }
+}
+
+void ZeroRuntime::adopt_fresh_gradient(int slot) {
+  torch::Tensor& grad = slots_[static_cast<std::size_t>(slot)].param.mutable_grad();
+  const torch::Tensor view = flat_->grad_view(static_cast<std::size_t>(slot));
+  if (grad.defined() && grad.data_ptr() == view.data_ptr()) return;  // bound already: accumulated in place
+  torch::NoGradGuard no_grad;
+  if (grad.defined())
+    view.copy_(grad);
+  else
+    view.zero_();
+  grad = view;
+}
+
+void ZeroRuntime::settle_fresh_gradients() {
+  if (!fresh_grads_) return;
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (!got_grad_[i]) adopt_fresh_gradient(static_cast<int>(i));  // unused this window: zero, as accumulated nothing
+  fresh_grads_ = false;
+}
+
+void ZeroRuntime::zero_unwritten_staging(int g) {
+  const LayoutGroup& group = layout_->groups()[g];
+  GroupState& st = groups_[g];
+  for (int slot : group.slots)
+    if (!got_grad_[static_cast<std::size_t>(slot)])
+      st.staging.narrow(0, layout_->slot_offset(slot) - group.flat_offset, slots_[slot].numel).zero_();
+  if (group.padded_numel > group.numel) st.staging.narrow(0, group.numel, group.padded_numel - group.numel).zero_();
+}
+
+void ZeroRuntime::accumulate_chunk(int g, const torch::Tensor& reduced) {
+  auto& grads = grad_chunks_[g];
+  // bf16 on a GPU: the first reduction stays bf16, since the kernels read it as it is and widening
+  // it would be exact; a later micro-step's reduction is added in fp32, as before. With offload the
+  // chunk goes to the host's fp32 buffer at once.
+  const bool keep16 = reduced.scalar_type() == torch::kBFloat16 && reduced.is_cuda() && !host_grads_.defined();
+  if (!grads.defined())
+    grads = keep16 ? reduced : reduced.to(torch::kFloat32);  // fp32 training: the output itself, no copy
+  else if (grads.scalar_type() != torch::kFloat32)
+    grads = grads.to(torch::kFloat32).add_(reduced);
+  else
+    grads.add_(reduced);
+  if (host_grads_.defined() && boundary_) {
+    // Offload: to the host now, while the backward goes on. Freeing the device chunk is safe: the
+    // caching allocator reuses it only for work queued after this copy on the stream.
+    const auto& group = layout_->groups()[g];
+    host_grads_.narrow(0, group.shard_offset, group.chunk(world_size())).copy_(grads, /*non_blocking=*/true);
+    grads = torch::Tensor();
   }
 }
 
@@ -236,34 +307,24 @@ void ZeroRuntime::launch_group(int g) {
     auto output = reduced_shard_.narrow(0, group.shard_offset, chunk);
     if (comm_ && world > 1)
       job.handle = comm_->reduce_scatter(output, input, group.name);
-    else
+    else if (output.data_ptr() != input.data_ptr())
       output.copy_(input);
   } else {
     torch::Tensor input = st.staging;
-    if (!settings_.contiguous_gradients) input = flatten_pieces(g);
+    if (!settings_.contiguous_gradients)
+      input = flatten_pieces(g);
+    else if (input.defined())
+      zero_unwritten_staging(g);
     if (!input.defined())  // no parameter of the group got a gradient: reduce zeros, as every rank must
       input = torch::zeros({group.padded_numel}, torch::TensorOptions().dtype(dtype_).device(device_));
     st.staging = torch::Tensor();
-    auto output = torch::empty({chunk}, input.options());
-    if (comm_ && world > 1)
-      job.handle = comm_->reduce_scatter(output, input, group.name);
-    else
-      output.copy_(input);
-    // The fp32 chunk comes into being when the first reduction lands and accumulates later ones.
-    job.finish = [this, g, output, input]() {
-      auto& grads = grad_chunks_[g];
-      if (!grads.defined())
-        grads = output.to(torch::kFloat32);  // fp32 training: the output itself, no copy
-      else
-        grads.add_(output);
-      if (host_grads_.defined() && boundary_) {
-        // Offload: to the host now, while the backward goes on. Freeing the device chunk is safe:
-        // the caching allocator reuses it only for work queued after this copy on the stream.
-        const auto& group = layout_->groups()[g];
-        host_grads_.narrow(0, group.shard_offset, group.chunk(world_size())).copy_(grads, /*non_blocking=*/true);
-        grads = torch::Tensor();
-      }
-    };
+    // One rank: the reduce-scatter is the identity, and the staged bucket is the reduced chunk.
+    const bool alone = !comm_ || world == 1;
+    auto output = alone ? input : torch::empty({chunk}, input.options());
+    if (!alone) job.handle = comm_->reduce_scatter(output, input, group.name);
+    // The chunk comes into being when the first reduction lands and accumulates later ones; the
+    // lambda keeps the input alive until the collective is done with it.
+    job.finish = [this, g, output, input]() { accumulate_chunk(g, output); };
     job.staged_numel = group.padded_numel;
     staged_numel_ += job.staged_numel;
     if (settings_.stage == 3) release(g, /*force=*/false);
@@ -307,6 +368,7 @@ void ZeroRuntime::wait_for_reductions(std::size_t keep_in_flight) {
 }
 
 void ZeroRuntime::end_backward() {
+  if (settings_.stage <= 1) settle_fresh_gradients();  // before any bucket is reduced
   if (reducing_) {
     // Parameters that got no gradient (unused this step) still take part: every rank issues the
     // same collectives in the same order.
@@ -324,7 +386,14 @@ void ZeroRuntime::end_backward() {
 
 void ZeroRuntime::zero_grads() {
   torch::NoGradGuard no_grad;
-  if (flat_) flat_->zero_grads();
+  if (flat_ && flat_->grads().defined()) {
+    // Released rather than zeroed: the next backward's gradients are copied in as they arrive
+    // (adopt_fresh_gradient), 4 bytes moved per element where zeroing and then accumulating into
+    // the zeros moves 8; slots that get none are zeroed when that backward ends.
+    for (auto& slot : slots_) slot.param.mutable_grad().reset();
+    std::fill(got_grad_.begin(), got_grad_.end(), 0);
+    fresh_grads_ = true;
+  }
   if (settings_.stage >= 2) {
     grads_on_host_ = false;
     for (auto& grads : grad_chunks_) grads = torch::Tensor();  // freed: no gradient memory until the next backward
@@ -332,16 +401,19 @@ void ZeroRuntime::zero_grads() {
     return;
   }
   const bool aliased = flat_ && flat_->grads().defined() && fp32_grads_.data_ptr() == flat_->grads().data_ptr();
-  if (!aliased) fp32_grads_.zero_();
+  const bool overwritten = reduced_shard_.defined() && fp32_grads_.data_ptr() == reduced_shard_.data_ptr();
+  if (!aliased && !overwritten) fp32_grads_.zero_();  // the reduce-scatter rewrites the whole shard
 }
 
-void ZeroRuntime::after_optimizer_step() {
+void ZeroRuntime::after_optimizer_step(bool weights_written) {
   if (settings_.stage == 0) return;
   torch::NoGradGuard no_grad;
   if (settings_.stage == 3) {
     for (std::size_t g = 0; g < groups_.size(); ++g) release(static_cast<int>(g), /*force=*/true);  // stale now
+    if (weights16_.defined() && !weights_written) weights16_.copy_(optimizer_params_);  // e.g. a loaded master
     return;
   }
+  if (weights_written) return;  // stages 1-2 on one rank: the kernel wrote the full weights
   const int world = world_size(), me = rank();
   std::vector<CommHandle> handles;
   for (std::size_t gi = 0; gi < layout_->groups().size(); ++gi) {
@@ -371,6 +443,7 @@ void ZeroRuntime::scatter_from_gathered(int source_rank) {
     if (settings_.stage >= 1) {
       const auto chunk = g.chunk(world);
       optimizer_params_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
+      if (weights16_.defined()) weights16_.narrow(0, g.shard_offset, chunk).copy_(whole.narrow(0, chunk * me, chunk));
     }
   }
 }

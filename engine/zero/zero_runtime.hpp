@@ -103,9 +103,16 @@ class ZeroRuntime {
   void begin_backward(bool reduce);
   /// After backward: issues what is left, waits for every reduction; gradient_pieces() is then whole.
   void end_backward();
-  /// After the optimizer updated optimizer_params(): all-gather (stages 1-2), or mark the gathered
-  /// stage-3 layers stale.
-  void after_optimizer_step();
+  /// The 16-bit buffer the optimizer kernel may write its updated weights into, element for
+  /// element with optimizer_params(), so that no gather or cast has to follow: the full weights at
+  /// stage 0, and on one rank the full weights at stages 1-2 (they are the shard) and at stage 3
+  /// the 16-bit copy its gathers bind to. Undefined for fp32 training, with offload, and at
+  /// stages 1-3 on several ranks (those gather from the fp32 master, cast chunk by chunk).
+  torch::Tensor kernel_weight_copy() const;
+  /// After the optimizer updated optimizer_params(): makes the 16-bit weights follow it, unless
+  /// `weights_written` (the kernel wrote them into kernel_weight_copy()): all-gather (stages 1-2),
+  /// refresh the 16-bit copy (stage 3 on one rank); at stage 3 the gathered layers are released.
+  void after_optimizer_step(bool weights_written = false);
   void zero_grads();
 
   /// Stage 3: makes every parameter whole (or releases them all again); GatheredParameters uses it.
@@ -142,6 +149,15 @@ class ZeroRuntime {
   void build_layout(TrainableModel& model);
   void install_gradient_hooks();
   void on_gradient_ready(int slot);
+  /// Stages 0-1, the first backward of a window: autograd's own gradient tensor is copied into the
+  /// slot's view of the flat buffer, which becomes the .grad later micro-steps accumulate into.
+  void adopt_fresh_gradient(int slot);
+  /// Stages 0-1: zeroes (and binds) the flat gradients of slots the first backward gave none.
+  void settle_fresh_gradients();
+  /// Stages 2-3: zeroes what of group `g`'s staging no gradient wrote (unused slots, padding).
+  void zero_unwritten_staging(int g);
+  /// Stages 2-3: the group's reduced chunk joins this window's gradients (kept 16-bit when exact).
+  void accumulate_chunk(int g, const torch::Tensor& reduced);
   void launch_ready_groups();
   void launch_group(int group);
   torch::Tensor flatten_pieces(int group);
@@ -153,7 +169,8 @@ class ZeroRuntime {
   void install_layer_hooks();
   void ensure_available(int group);
   void prefetch(std::size_t layer_index, bool backward);
-  void issue_gather(int group, bool prefetch);
+  /// `private_copy`: a buffer of its own even where a view of weights16_ would do.
+  void issue_gather(int group, bool prefetch, bool private_copy = false);
   void bind(int group);
   void release(int group, bool force);
   void before_layer_forward(std::size_t layer_index);
@@ -170,7 +187,10 @@ class ZeroRuntime {
   std::unique_ptr<FlatParameters> flat_;  ///< stages 0-2
   torch::Tensor optimizer_params_;
   torch::Tensor fp32_grads_, reduced_shard_;  ///< stages 0-1
-  std::vector<torch::Tensor> grad_chunks_;    ///< stages 2-3: per group, this rank's reduced fp32 chunk
+  std::vector<torch::Tensor> grad_chunks_;    ///< stages 2-3: per group, this rank's reduced chunk (fp32, or bf16 until a second micro-step adds to it)
+  std::vector<char> got_grad_;                ///< per slot: a gradient arrived (in this window at 0-1, this backward at 2-3)
+  bool fresh_grads_ = false;                  ///< stages 0-1: the .grads are released; the next backward writes fresh ones
+  torch::Tensor weights16_;                   ///< stage 3 on one rank: the persistent 16-bit weights gathers bind to
   torch::Tensor host_grads_;                  ///< stages 2-3, offload: where the boundary's chunks go
   bool boundary_ = false;                     ///< this backward ends an accumulation window
   bool grads_on_host_ = false;                ///< every group's chunk of this window went to host_grads_

@@ -1,11 +1,21 @@
-"""Plain PyTorch eager GPT-2 (the peer of `shardscope train --model gpt2`): same shape, same
-parameter layout (learned positions, LayerNorm with bias, fused qkv, GELU-tanh MLP, tied head),
-causal scaled_dot_product_attention, AdamW(fused=True), bf16 autocast over fp32 weights."""
+"""The GPT-2 every Python peer of `shardscope train --model gpt2` trains (eager PyTorch, DDP,
+ZeroRedundancyOptimizer, FSDP2, DeepSpeed): same shape, same parameter layout (learned positions,
+LayerNorm with bias, fused qkv, GELU-tanh MLP, tied head), causal scaled_dot_product_attention,
+PyTorch's F.cross_entropy on fp32 logits as a PyTorch training script writes it.
+
+Also the one-GPU eager references:
+  eager-autocast  fp32 weights, torch.autocast(bfloat16), AdamW(fused=True) on fp32 state
+  eager-bf16      everything bf16 (weights, gradients, AdamW state; no fp32 master), AdamW(fused=True):
+                  the all-bf16 ceiling DeepSpeed's bf16 mode (fp32 master and state) must not fall far below
+"""
 import math
+import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from bench_common import Measurement
 
 
 class Block(nn.Module):
@@ -49,33 +59,63 @@ class GPT2(nn.Module):
         return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-def train_tokens_per_second(layers, hidden, heads, vocab, seq_len, micro_batch, steps, warmup, clip=1.0):
-    """Trains `steps` steps on random tokens; returns (tokens/s over the steps after warmup,
-    peak allocated bytes, parameter count, last loss)."""
-    device = torch.device("cuda")
-    torch.manual_seed(0)
-    model = GPT2(layers, hidden, heads, vocab, seq_len).to(device)
-    params = sum(p.numel() for p in model.parameters())
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
-    gen = torch.Generator(device=device).manual_seed(0)
-    torch.cuda.reset_peak_memory_stats()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    loss_value = math.nan
+def build_gpt2(shape, device, seed=0):
+    """The model, initialised on `device` itself (no host copy of 1.3B parameters to move)."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        return GPT2(*shape)
+
+
+def timed_steps(step_fn, steps, warmup, micro_batch, seq_len, sync):
+    """Runs step_fn(step) -> loss tensor `steps` times; each step ends with loss.item() (what a loop
+    that logs its loss does, and a full synchronisation), so the host clock times the GPU's work.
+    Returns (median tokens/s over the steps after warmup, last loss)."""
+    times, loss_value = [], math.nan
     for step in range(steps):
-        if step == warmup:
-            torch.cuda.synchronize()
-            start.record()
-        tokens = torch.randint(0, vocab, (micro_batch, seq_len + 1), device=device, generator=gen)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        start = time.perf_counter()
+        loss_value = step_fn(step).item()
+        sync()
+        if step >= warmup:
+            times.append(time.perf_counter() - start)
+    times.sort()
+    return micro_batch * seq_len / times[len(times) // 2], loss_value
+
+
+def random_tokens(vocab, micro_batch, seq_len, device, seed):
+    gen = torch.Generator(device=device).manual_seed(seed)
+    return lambda: torch.randint(0, vocab, (micro_batch, seq_len + 1), device=device, generator=gen)
+
+
+def train_eager(mode, shape, micro_batch, steps, warmup, device="cuda", clip=1.0):
+    """One-GPU eager run in `mode` ("eager-autocast" or "eager-bf16"); returns a Measurement."""
+    assert mode in ("eager-autocast", "eager-bf16"), mode
+    _, _, _, vocab, seq_len = shape
+    cuda = device == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    setup_start = time.perf_counter()
+    model = build_gpt2(shape, device)
+    if mode == "eager-bf16":
+        model = model.to(torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
+    next_tokens = random_tokens(vocab, micro_batch, seq_len, device, seed=0)
+    sync()
+    setup_s = time.perf_counter() - setup_start
+    autocast = mode == "eager-autocast"
+
+    def step(_):
+        tokens = next_tokens()
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
             loss = model(tokens[:, :-1], tokens[:, 1:])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        loss_value = loss.item()  # as a training loop that logs its loss does
-    end.record()
-    torch.cuda.synchronize()
-    seconds = start.elapsed_time(end) / 1000.0
-    tokens = (steps - warmup) * micro_batch * seq_len
-    return tokens / seconds, torch.cuda.max_memory_allocated(), params, loss_value
+        return loss
+
+    tokens_per_s, loss = timed_steps(step, steps, warmup, micro_batch, seq_len, sync)
+    peak = torch.cuda.max_memory_allocated() if cuda else 0
+    del model, opt
+    return Measurement(tokens_per_s, peak, loss, setup_s)
+

@@ -47,6 +47,25 @@ TEST_F(TrainCli, RunsIntoASessionAndPrintsItsSummary) {
   EXPECT_NE(list.out.find("cli-run"), std::string::npos) << list.out;
 }
 
+// The run logs the estimator's prediction at its start; `sessions show` sets it beside what the
+// run measured (on the CPU: the engine's tensor bytes, so the peak is the model states).
+TEST_F(TrainCli, SessionsShowSetsThePredictionBesideTheMeasuredMemory) {
+  auto args = train_args(4);
+  args.insert(args.end(), {"--session", dir_ + "/s.db", "--name", "mem-run"});
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[memory prediction] model_states_bytes="), std::string::npos) << r.out;
+  const auto show = run_cli({"sessions", "show", "mem-run", "--db", dir_ + "/s.db"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("memory per GPU, rank 0: the estimator's prediction beside the measured"), std::string::npos)
+      << show.out;
+  static const std::regex states(R"(model states +([0-9.]+) GiB +([0-9.]+) GiB +[-+][0-9.]+ %)");
+  EXPECT_TRUE(std::regex_search(show.out, states)) << show.out;
+  const auto json = run_cli({"sessions", "show", "mem-run", "--db", dir_ + "/s.db", "--json"});
+  EXPECT_NE(json.out.find("\"memory_prediction\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"measured_peak_bytes\""), std::string::npos) << json.out;
+}
+
 TEST_F(TrainCli, ResumeStopsWhereAnUninterruptedRunStopsWithTheSameLoss) {
   const auto whole = run_cli(train_args(6));
   ASSERT_EQ(whole.exit_code, 0) << whole.err;

@@ -134,5 +134,30 @@ TEST(MemoryPrediction, MeasuredVersusPredictedBlock) {
   EXPECT_NE(measured_vs_predicted_text(MemoryPrediction{}, 1024).find("n/a (nothing predicted)"), std::string::npos);
 }
 
+// The log line a run keeps its prediction in reads back to the same bytes, also behind a
+// launcher's prefix; other lines are not taken for one.
+TEST(MemoryPrediction, RecordReadsBackToTheSameBytes) {
+  MemoryPrediction p;
+  p.model_states_bytes = 21019543552;
+  p.buffers_bytes = 1000000000;
+  p.activations_bytes = 14612000000;
+  p.total_bytes = 36631543552;
+  const std::string record = memory_prediction_record(p);
+  EXPECT_EQ(record, "[memory prediction] model_states_bytes=21019543552 buffers_bytes=1000000000 "
+                    "activations_bytes=14612000000 total_bytes=36631543552");
+  for (const std::string& line : {record, "[rank 0] " + record}) {
+    const auto back = parse_memory_prediction_record(line);
+    ASSERT_TRUE(back) << line;
+    EXPECT_EQ(back->model_states_bytes, p.model_states_bytes);
+    EXPECT_EQ(back->buffers_bytes, p.buffers_bytes);
+    EXPECT_EQ(back->activations_bytes, p.activations_bytes);
+    EXPECT_EQ(back->total_bytes, p.total_bytes);
+  }
+  EXPECT_FALSE(parse_memory_prediction_record("Memory per GPU: estimator prediction vs measured peak"));
+  EXPECT_FALSE(parse_memory_prediction_record("[memory prediction] model_states_bytes=12"));
+  EXPECT_FALSE(parse_memory_prediction_record("[memory prediction] model_states_bytes=x buffers_bytes=1 "
+                                              "activations_bytes=1 total_bytes=1"));
+}
+
 }  // namespace
 }  // namespace shardscope::engine

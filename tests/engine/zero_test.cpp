@@ -350,6 +350,49 @@ TEST(Zero, GatheredParametersWithModifierRankUpdatesEveryPartition) {
   }
 }
 
+// One rank in bf16: stage 3 keeps a 16-bit copy of the whole model that the optimizer writes and
+// gathers bind (docs/zero.md, "One rank"); stages 1-2 have the kernel write the model's weights.
+// Either way the 16-bit weights follow the fp32 master after every step, GatheredParameters
+// without a modifier rank still drops changes, and with one they reach the master and the copy.
+TEST(Zero, OneRankWritesThe16BitWeightsInPlaceAndGatheredParametersStillCopies) {
+  const std::string bf16 = R"(, "bf16": {"enabled": true}})";
+  for (int stage : {1, 2, 3}) {
+    std::string json = config_json(stage, 4, 1);
+    json = json.substr(0, json.size() - 1) + bf16;  // bf16 beside zero_optimization
+    Engine engine(tiny_model(ModelKind::kGpt2), resolved_config(json));
+    for (double loss : train(engine, 0, 3)) EXPECT_TRUE(std::isfinite(loss)) << "stage " << stage;
+    const auto& zero = engine.zero();
+    const torch::Tensor copy = engine.zero().kernel_weight_copy();
+    ASSERT_TRUE(copy.defined()) << "stage " << stage;
+    EXPECT_EQ(copy.scalar_type(), torch::kBFloat16);
+    EXPECT_TRUE(torch::equal(copy.narrow(0, 0, zero.layout().shard_numel()),
+                             engine.master_weights().to(torch::kBFloat16)))
+        << "stage " << stage << ": the 16-bit weights are not the master's rounding after the step";
+    const auto& slot = zero.slots().front();
+    {
+      GatheredParameters gathered(engine);
+      torch::NoGradGuard no_grad;
+      slot.param.fill_(7.0);
+    }
+    {
+      GatheredParameters check(engine);
+      if (stage == 3) {
+        EXPECT_FALSE(torch::allclose(slot.param, torch::full_like(slot.param, 7.0)))
+            << "a change without a modifier rank was kept at stage 3";
+      }
+    }
+    {
+      GatheredParameters gathered(engine, /*modifier_rank=*/0);
+      torch::NoGradGuard no_grad;
+      slot.param.fill_(0.25);
+    }
+    GatheredParameters check(engine);
+    EXPECT_TRUE(torch::allclose(slot.param, torch::full_like(slot.param, 0.25))) << "stage " << stage;
+    EXPECT_TRUE(torch::allclose(engine.master_weights().narrow(0, 0, slot.numel), torch::full({slot.numel}, 0.25)))
+        << "stage " << stage << ": the modified weights did not reach the master";
+  }
+}
+
 TEST(Zero, InitializeReturnsTheDataLoaderOfThisRank) {
   auto list = models(2, ModelKind::kMlp);
   run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {

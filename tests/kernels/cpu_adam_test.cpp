@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kernels/kernel_error.hpp"
 #include "tests/kernels/optimizer_test_driver.hpp"
 
@@ -105,6 +107,32 @@ TEST(CpuAdam, EveryLevelGivesTheReferenceBits) {
     EXPECT_EQ(a.params, b.params) << simd_level_name(level);
     EXPECT_EQ(a.states, b.states) << simd_level_name(level);
   }
+}
+
+// grads.scale (the engine's unscale and clip factor) multiplies each gradient as it is read: the
+// same bits as gradients multiplied by it in fp32 beforehand, at every level and gradient dtype.
+TEST(CpuAdam, GradientScaleEqualsPrescaledFp32Gradients) {
+  AdamOptions o;
+  o.weight_decay = 0.01;
+  const float scale = 0.37f;
+  for (SimdLevel level : available_simd_levels()) {
+    for (Dtype grads : {Dtype::kFloat32, Dtype::kBFloat16, Dtype::kFloat16}) {
+      OptimizerBuffers a(4099, 2, 3, grads, Dtype::kBFloat16), b(4099, 2, 3, Dtype::kFloat32, Dtype::kBFloat16);
+      for (int step = 1; step <= 3; ++step) {
+        a.fill_grads(step);
+        for (std::size_t i = 0; i < a.grads32.size(); ++i) b.grads32[i] = a.grads32[i] * scale;  // widened, then scaled
+        FlatParams scaled = a.flat();
+        scaled.grads.scale = scale;
+        cpu_adam_step(o, scaled, adam_state(a), step, level);
+        cpu_adam_step(o, b.flat(), adam_state(b), step, level);
+      }
+      EXPECT_EQ(a.params, b.params) << simd_level_name(level) << " " << dtype_name(grads);
+      EXPECT_EQ(a.states, b.states) << simd_level_name(level) << " " << dtype_name(grads);
+    }
+  }
+  std::vector<float> p(4), g(4), m(4), v(4);
+  FlatParams nan_scale{p.data(), {g.data(), Dtype::kFloat32, NAN}, {}, p.size()};
+  EXPECT_THROW(cpu_adam_step({}, nan_scale, {m.data(), v.data()}, 1), KernelError);
 }
 
 TEST(CpuAdam, RejectsBadArguments) {

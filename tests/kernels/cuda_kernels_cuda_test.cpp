@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "kernels/cuda_adagrad.hpp"
 #include "kernels/cuda_adam.hpp"
@@ -19,37 +20,14 @@
 #include "kernels/device_query.hpp"
 #include "kernels/kernel_error.hpp"
 #include "kernels/kernel_registry.hpp"
+#include "tests/kernels/cuda_test_util.hpp"
 #include "tests/kernels/kernel_test_util.hpp"
 
 namespace shardscope::kernels {
 namespace {
 
+using testing::DeviceBuffer;
 using testing::OptimizerBuffers;
-
-template <class T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(const std::vector<T>& host) : count_(host.size()) {
-    if (count_ == 0) return;
-    SHARDSCOPE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count_ * sizeof(T)), "test");
-    upload(host);
-  }
-  ~DeviceBuffer() { cudaFree(data_); }
-  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), count_(other.count_) { other.data_ = nullptr; }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void upload(const std::vector<T>& host) {
-    if (count_) SHARDSCOPE_CUDA_CHECK(cudaMemcpy(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice), "test");
-  }
-  void download(std::vector<T>& host) const {
-    if (count_) SHARDSCOPE_CUDA_CHECK(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost), "test");
-  }
-  T* get() const { return data_; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
-};
 
 /// Device mirror of OptimizerBuffers.
 struct DeviceOptimizerBuffers {
@@ -82,16 +60,8 @@ struct DeviceOptimizerBuffers {
   }
 };
 
-class CudaKernels : public ::testing::Test {
+class CudaKernels : public testing::CudaStreamTest {
  protected:
-  void SetUp() override {
-    const CudaDeviceQuery query = query_cuda_devices();
-    if (query.devices.empty()) GTEST_SKIP() << "no CUDA device: " << query.error;
-    SHARDSCOPE_CUDA_CHECK(cudaStreamCreate(&stream_), "test");
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
 
   using GpuRun = std::function<void(DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t step)>;
   using CpuRun = std::function<void(OptimizerBuffers& h, std::int64_t step)>;
@@ -119,8 +89,6 @@ class CudaKernels : public ::testing::Test {
       }
     }
   }
-
-  cudaStream_t stream_ = nullptr;
 };
 
 TEST_F(CudaKernels, AdamMatchesCpuReference) {
@@ -137,6 +105,57 @@ TEST_F(CudaKernels, AdamMatchesCpuReference) {
           cpu_adam_step_reference(o, h.flat(), {h.states[0].data(), h.states[1].data()}, t);
         });
   }
+}
+
+// The engine's unscale-and-clip factor rides in grads.scale: the same update as the CPU reference
+// (itself checked against prescaled gradients in cpu_adam_test.cpp).
+TEST_F(CudaKernels, AdamWithGradientScaleMatchesCpuReference) {
+  AdamOptions o;
+  o.weight_decay = 0.01;
+  const float scale = 0.0123f;
+  check_against_cpu(
+      2,
+      [&](DeviceOptimizerBuffers& d, const OptimizerBuffers& h, std::int64_t t) {
+        FlatParams flat = d.flat(h);
+        flat.grads.scale = scale;
+        cuda_adam_step(o, flat, {d.states[0].get(), d.states[1].get()}, t, stream_);
+      },
+      [&](OptimizerBuffers& h, std::int64_t t) {
+        FlatParams flat = h.flat();
+        flat.grads.scale = scale;
+        cpu_adam_step_reference(o, flat, {h.states[0].data(), h.states[1].data()}, t);
+      });
+}
+
+// Buffers one element past an aligned start: the 4-wide path must not be taken on them (the
+// 16-byte accesses would fault or mix elements), and the result is still the reference's.
+TEST_F(CudaKernels, AdamOnUnalignedBuffersMatchesCpuReference) {
+  AdamOptions o;
+  o.weight_decay = 0.01;
+  const std::size_t n = 1001;
+  OptimizerBuffers a(n, 2, 11, Dtype::kBFloat16, Dtype::kBFloat16), b(n, 2, 11, Dtype::kBFloat16, Dtype::kBFloat16);
+  DeviceOptimizerBuffers d(a);
+  const auto shifted = [](FlatParams f, float* m, float* v) {
+    f.params += 1;
+    f.grads.data = static_cast<const std::uint16_t*>(f.grads.data) + 1;
+    f.copy.data = static_cast<std::uint16_t*>(f.copy.data) + 1;
+    f.count -= 1;
+    return std::make_tuple(f, AdamState{m + 1, v + 1});
+  };
+  for (int step = 1; step <= 3; ++step) {
+    a.fill_grads(40 + step);
+    b.fill_grads(40 + step);
+    d.upload_grads(a);
+    const auto [gpu_flat, gpu_state] = shifted(d.flat(a), d.states[0].get(), d.states[1].get());
+    cuda_adam_step(o, gpu_flat, gpu_state, step, stream_);
+    const auto [cpu_flat, cpu_state] = shifted(b.flat(), b.states[0].data(), b.states[1].data());
+    cpu_adam_step_reference(o, cpu_flat, cpu_state, step);
+  }
+  SHARDSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_), "test");
+  d.download(a);
+  testing::expect_all_close(a.params, b.params, 1e-6, "unaligned params");
+  testing::expect_all_close(a.states[1], b.states[1], 1e-6, "unaligned exp_avg_sq");
+  EXPECT_EQ(a.copy, b.copy) << "unaligned 16-bit copies differ";
 }
 
 TEST_F(CudaKernels, LambMatchesCpuReference) {

@@ -24,10 +24,12 @@ TEST(KernelRegistry, ListsEveryFamilyOnce) {
   for (const auto& k : kernels) EXPECT_TRUE(names.insert(k.name).second) << "duplicate " << k.name;
   for (const char* name : {"cpu_adam", "cpu_lamb", "cpu_lion", "cpu_adagrad", "cpu_sgd", "cpu_unscale_inf_check",
                            "cpu_norm", "cuda_fused_adam", "cuda_lamb", "cuda_lion", "cuda_adagrad", "cuda_sgd",
-                           "cuda_unscale_inf_check", "cuda_norm"})
+                           "cuda_unscale_inf_check", "cuda_norm", "cuda_cross_entropy", "cuda_layer_norm"})
     EXPECT_TRUE(names.count(name)) << name << " missing from the kernels table";
   for (const auto& k : kernels) {
-    EXPECT_TRUE(k.family == "optimizer" || k.family == "precision" || k.family == "norm") << k.name;
+    EXPECT_TRUE(k.family == "optimizer" || k.family == "precision" || k.family == "norm" || k.family == "loss" ||
+                k.family == "layer")
+        << k.name;
     if (!k.compatible) {
       EXPECT_FALSE(k.reason.empty()) << k.name << " is unusable without a reason";
     }

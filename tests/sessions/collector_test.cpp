@@ -85,7 +85,8 @@ int rank_of(const Event& event) {
   return std::visit(
       [](const auto& e) -> int {
         using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, RunStart> || std::is_same_v<T, RunEnd> || std::is_same_v<T, HostReport>)
+        if constexpr (std::is_same_v<T, RunStart> || std::is_same_v<T, RunEnd> || std::is_same_v<T, SessionOrigin> ||
+                      std::is_same_v<T, HostReport>)
           return -1;
         else return e.rank;
       },

@@ -54,7 +54,7 @@ TEST(Store, CreatesAStampedWalStore) {
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
-    EXPECT_EQ(store.migrations_applied().size(), 4u);  // 0 -> 1 -> 2 -> 3 -> 4 on a fresh file
+    EXPECT_EQ(store.migrations_applied().size(), 5u);  // 0 -> 1 -> 2 -> 3 -> 4 -> 5 on a fresh file
   }
   Store again = Store::open(path);
   EXPECT_TRUE(again.migrations_applied().empty());
@@ -187,15 +187,18 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
     EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'session_tags'"), 0);
   }
   Store store = Store::open(path);
-  ASSERT_EQ(store.migrations_applied().size(), 3u);
+  ASSERT_EQ(store.migrations_applied().size(), 4u);
   EXPECT_EQ(store.migrations_applied()[0], "1 -> 2: add session tags");
   EXPECT_EQ(store.migrations_applied()[1], "2 -> 3: add kernel launch details and copy throughput to activities");
   EXPECT_EQ(store.migrations_applied()[2],
-            "3 -> 4: add the hosts of a run with their clock offsets, and the ranks' environment variables");
-  EXPECT_EQ(store.schema_version(), 4);
+            "3 -> 4: add session origin, scalar series and comm summaries (imported and watched runs)");
+  EXPECT_EQ(store.migrations_applied()[3],
+            "4 -> 5: add the hosts of a run with their clock offsets, and the ranks' environment variables");
+  EXPECT_EQ(store.schema_version(), 5);
   const auto sessions = list_sessions(store);
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0].name, "old run");
+  EXPECT_EQ(sessions[0].origin, "");  // recorded before origins existed: ShardScope's own
   EXPECT_EQ(load_curve(store, sessions[0].id, Metric::kLoss).at(0).value, 4.5);
   StoreWriter writer(store);  // the new table works on the upgraded file
   RunStart start = testing::sample_run_start("old run", 1, "{}");
@@ -203,7 +206,7 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
   SessionFilter filter;
   filter.tag = "baseline";
   EXPECT_EQ(list_sessions(store, filter).size(), 1u);
-  HostReport host;  // and the hosts table of version 4
+  HostReport host;  // and the hosts table of version 5
   host.host = "node-b";
   host.node_rank = 1;
   host.clock_offset_s = 0.5;

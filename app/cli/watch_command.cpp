@@ -1,0 +1,264 @@
+// shardscope watch --db FILE -- <your DeepSpeed command>: runs a user's own `deepspeed ...` or
+// `torchrun ...` command with a copy of its config that turns csv_monitor on into a folder of
+// ShardScope's own, follows that folder and the command's output live into a session, and on
+// Ctrl-C/SIGTERM ends the whole process tree. The pieces are sessions::plan_watch,
+// sessions::DeepSpeedRunFollower and the launcher's RankSupervisor; this file wires them.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/arg_parser.hpp"
+#include "app/cli/commands.hpp"
+#include "engine/launcher/launch_error.hpp"
+#include "engine/launcher/process_tree.hpp"
+#include "engine/launcher/rank_supervisor.hpp"
+#include "sessions/event_sink.hpp"
+#include "sessions/import/deepspeed_run_facts.hpp"
+#include "sessions/import/import_error.hpp"
+#include "sessions/import/run_follower.hpp"
+#include "sessions/import/watch_plan.hpp"
+
+extern char** environ;
+
+namespace shardscope::app {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace sessions;
+namespace launcher = engine::launcher;
+
+ArgParser watch_parser() {
+  ArgParser parser("watch",
+                   "Runs your own DeepSpeed command and follows it live into a session: a copy of its config\n"
+                   "(--deepspeed FILE, --deepspeed_config FILE or a .json argument) with csv_monitor turned on\n"
+                   "into --out DIR, the command pointed at the copy (your file is never changed), its output and\n"
+                   "series recorded as they come. Ctrl-C or SIGTERM ends the whole process tree. Exit code: the\n"
+                   "command's (128+signal when it was killed). See docs/sessions.md, \"Watching a DeepSpeed run\".");
+  parser.option("db", "FILE", "the session store (created if missing)")
+      .option("out", "DIR", "where the config copy, the csv_monitor folder and output.log go (default: "
+                            "shardscope-watch-<time> beside the store)")
+      .option("name", "TEXT", "session name (default: the config file's name)")
+      .option("tag", "TEXT", "a tag (repeatable)", true)
+      .option("poll-ms", "N", "how often the csv_monitor folder is read (default 500)")
+      .option("grace", "SECONDS", "SIGTERM to SIGKILL when stopping the command (default 10)")
+      .allow_passthrough("the command to run, e.g. deepspeed train.py --deepspeed ds.json");
+  return parser;
+}
+
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const auto colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  throw UsageError("watch: '" + name + "' is not an executable on PATH; give its full path or activate its venv");
+}
+
+std::string default_out_dir(const std::string& db) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  return (fs::absolute(db).parent_path() / ("shardscope-watch-" + std::string(stamp))).string();
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
+
+struct WatchContext {
+  ParsedArgs parsed;
+  WatchPlan plan;
+  std::string db, uid, name, config_json;
+  std::optional<std::int64_t> train_batch_size;
+  double started_at = 0;
+  std::string program;   ///< the command's executable, found on PATH
+  double grace_seconds = 10;
+  int poll_ms = 500;
+};
+
+// Everything that can be wrong with the flags is found before the session is opened.
+void read_flags(WatchContext& w) {
+  w.program = find_program(w.plan.command[0]);
+  if (auto grace = w.parsed.value("grace")) {
+    char* end = nullptr;
+    w.grace_seconds = std::strtod(grace->c_str(), &end);
+    if (grace->empty() || *end || !(w.grace_seconds >= 0 && w.grace_seconds <= 3600))
+      throw UsageError("--grace expects seconds between 0 and 3600, got '" + *grace + "'");
+  }
+  w.poll_ms = static_cast<int>(w.parsed.integer("poll-ms").value_or(500));
+  if (w.poll_ms < 10 || w.poll_ms > 60000) throw UsageError("--poll-ms must be between 10 and 60000");
+}
+
+RunStartInputs start_inputs(const WatchContext& w) {
+  RunStartInputs inputs;
+  inputs.name = w.name;
+  inputs.tags = w.parsed.values("tag");
+  inputs.command_line = w.parsed.passthrough;
+  inputs.config_json = w.config_json;
+  inputs.started_at = w.started_at;
+  inputs.hosts = {host_name()};
+  return inputs;
+}
+
+nlohmann::json origin_details(const WatchContext& w, const std::string& out_dir) {
+  return {{"command", w.parsed.passthrough}, {"run_command", w.plan.command}, {"config", fs::absolute(w.plan.config_path).string()},
+          {"config_copy", w.plan.config_copy}, {"csv_monitor", w.plan.csv_dir},
+          {"output_log", (fs::path(out_dir) / "output.log").string()}};
+}
+
+// Reads the csv_monitor folder every poll-ms until stopped, under the follower's mutex.
+class Poller {
+ public:
+  Poller(DeepSpeedRunFollower& follower, std::mutex& mutex, int every_ms)
+      : thread_([this, &follower, &mutex, every_ms] {
+          std::unique_lock<std::mutex> wait_lock(wait_mutex_);
+          while (!stop_) {
+            wake_.wait_for(wait_lock, std::chrono::milliseconds(every_ms));
+            std::lock_guard<std::mutex> lock(mutex);
+            try {
+              follower.poll();
+            } catch (const std::exception& error) {  // the session file failed: the run goes on
+              std::cerr << "shardscope watch: stopped recording the series: " << error.what() << "\n";
+              return;
+            }
+          }
+        }) {}
+  ~Poller() {
+    {
+      std::lock_guard<std::mutex> lock(wait_mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex wait_mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollower& follower, EventSink& sink,
+                                        std::mutex& mutex, std::ofstream& log) {
+  launcher::SupervisorOptions options;
+  launcher::RankSpec spec;
+  spec.command = {w.program, w.plan.command, current_environment()};
+  options.ranks = {spec};
+  options.out = &std::cout;
+  options.err = &std::cerr;
+  options.grace_seconds = w.grace_seconds;
+  options.on_line = [&](const LogLine& line) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (line.rank < 0) return sink.send(line);  // the supervisor's own messages, not the command's output
+    log << line.text << "\n";
+    follower.on_output_line(line.text);
+  };
+  Poller poller(follower, mutex, w.poll_ms);
+  launcher::RankSupervisor supervisor(std::move(options));
+  return supervisor.run();
+}
+
+void record_end(const WatchContext& w, const std::string& out_dir, FileEventSink& sink,
+                DeepSpeedRunFollower& follower, const launcher::SupervisorResult& result) {
+  RunStartInputs inputs = start_inputs(w);
+  if (const auto world = follower.facts().world_size) {
+    // Now that the launcher named the world size, the batch keys resolve as they did in the run.
+    std::vector<std::string> notes;
+    inputs.config_json = record_deepspeed_config(w.plan.config_json, w.plan.config_copy, world, notes).json;
+  }
+  RunStart start = deepspeed_run_start(follower.facts(), inputs);
+  start.started_at = w.started_at;  // the watcher saw the real start
+  sink.send(start);
+  nlohmann::json details = origin_details(w, out_dir);
+  details["exit_code"] = result.exit_code;  // the command's own, as a shell reports it
+  sink.send(SessionOrigin{"deepspeed-watch", details.dump()});
+  RunEnd end = deepspeed_run_end(follower.facts(), result.status);
+  end.status = result.status;
+  end.ended_at = static_cast<double>(std::time(nullptr));
+  end.wall_time_s = result.wall_seconds;
+  sink.send(end);
+  sink.close();
+}
+
+}  // namespace
+
+int run_watch_command(const CommandArgs& args) {
+  const ArgParser parser = watch_parser();
+  WatchContext w;
+  w.parsed = parser.parse(args);
+  if (w.parsed.help) return std::cout << parser.help_text(), kExitOk;
+  const auto db = w.parsed.value("db");
+  if (!db) throw UsageError("watch needs --db FILE (the session store to record the run in)");
+  w.db = *db;
+  const std::string out_dir = w.parsed.value("out").value_or(default_out_dir(w.db));
+  try {
+    w.plan = plan_watch(w.parsed.passthrough, out_dir);
+    std::vector<std::string> notes;
+    const RecordedConfig config = record_deepspeed_config(w.plan.config_json, w.plan.config_copy, std::nullopt, notes);
+    w.config_json = config.json;
+    // Only a written train_batch_size: solved from the micro batch it needs the world size, which
+    // the log's config dump gives the follower once the engine starts.
+    w.train_batch_size = w.plan.train_batch_size;
+  } catch (const ImportError& error) {
+    throw UsageError(std::string("watch: ") + error.what());
+  }
+  read_flags(w);
+  w.name = w.parsed.value("name").value_or(fs::path(w.plan.config_path).stem().string());
+  w.uid = new_session_uid();
+  w.started_at = static_cast<double>(std::time(nullptr));
+  launcher::become_child_subreaper();
+  FileEventSink sink({w.db, w.uid});
+  sink.send(deepspeed_run_start({}, start_inputs(w)));
+  sink.send(SessionOrigin{"deepspeed-watch", origin_details(w, out_dir).dump()});
+  std::cerr << "shardscope watch: session " << w.uid << " in " << w.db << "; config copy " << w.plan.config_copy
+            << "\n";
+  std::ofstream log(fs::path(out_dir) / "output.log", std::ios::trunc);
+  std::mutex mutex;
+  DeepSpeedRunFollower follower(sink, {w.plan.csv_dir, w.train_batch_size});
+  launcher::SupervisorResult result;
+  try {
+    result = run_followed(w, follower, sink, mutex, log);
+  } catch (const launcher::LaunchError& error) {
+    std::cerr << "shardscope watch: error: " << error.what() << "\n";
+    result.status = "failed";
+    result.exit_code = kExitUsage;
+  }
+  // Whatever the command's launcher orphaned (torchrun's workers run in sessions of their own).
+  if (const auto ended = launcher::end_descendants(5.0))
+    std::cerr << "shardscope watch: ended " << ended << " process(es) the command left behind\n";
+  follower.finish();
+  record_end(w, out_dir, sink, follower, result);
+  std::cout.flush();
+  run_sessions_command({"show", w.uid, "--db", w.db});
+  return result.exit_code;
+}
+
+}  // namespace shardscope::app

@@ -1,0 +1,232 @@
+#include "sessions/import/deepspeed_import.hpp"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "sessions/event_sink.hpp"
+#include "sessions/import/chrome_trace.hpp"
+#include "sessions/import/deepspeed_run_facts.hpp"
+#include "sessions/import/file_bytes.hpp"
+#include "sessions/import/import_error.hpp"
+#include "sessions/import/monitor_series.hpp"
+#include "sessions/import/step_merger.hpp"
+#include "sessions/import/tensorboard_events.hpp"
+#include "sessions/session_reader.hpp"
+#include "sessions/store.hpp"
+#include "sessions/store_writer.hpp"
+
+namespace shardscope::sessions {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::size_t kRecordsPerBatch = 10000;
+
+struct ImportRun {
+  const DeepSpeedImportSources& sources;
+  const DeepSpeedImportOptions& options;
+  DeepSpeedImportResult result;
+  DeepSpeedLogFacts facts;
+  StepMerger steps;
+  std::vector<Event> other;               ///< series, comm tables, logs, profiled window
+  std::vector<MonitorSeries> csv, tensorboard;
+  RecordedConfig config;
+  std::vector<std::string> hosts;
+  std::optional<int> trace_world_size;
+  std::optional<double> first_wall_time;
+  std::size_t stage = 0, stages = 0;
+
+  void progress(const char* name) {
+    if (options.cancel && options.cancel->load()) throw ImportCancelled{};
+    if (options.progress) options.progress({name, stage, stages});
+    ++stage;
+  }
+};
+
+void read_logs(ImportRun& run) {
+  for (const auto& path : run.sources.log_files) {
+    // A per-rank log of --enable_each_rank_log ("..._rank3.log") holds that rank's lines.
+    const auto rank = rank_from_trace_file_name(path);
+    DeepSpeedLogParser parser(path, rank.value_or(-1));
+    parser.feed_text(read_file_bytes(path, kMaxTextFileBytes));
+    parser.finish();
+    for (auto& e : parser.take_events()) {
+      if (std::holds_alternative<StepMetrics>(e) || std::holds_alternative<TimerBreakdown>(e)) run.steps.add(e, false);
+      else run.other.push_back(std::move(e));
+    }
+    const auto& f = parser.facts();
+    if (run.facts.ranks.empty()) run.facts = f;  // the launcher's log names every rank
+    else
+      for (const auto& [r, code] : f.exit_codes) run.facts.exit_codes[r] = code;
+  }
+}
+
+void read_monitors(ImportRun& run) {
+  if (run.sources.csv_monitor_dir) {
+    run.progress("csv_monitor");
+    run.csv = read_csv_monitor_folder(*run.sources.csv_monitor_dir);
+  }
+  if (run.sources.tensorboard_dir) {
+    run.progress("tensorboard");
+    run.tensorboard = read_tensorboard_folder(*run.sources.tensorboard_dir);
+    std::error_code error;
+    for (auto it = fs::recursive_directory_iterator(*run.sources.tensorboard_dir, error);
+         it != fs::recursive_directory_iterator(); ++it)
+      if (auto host = tensorboard_file_host(it->path().filename().string()); !host.empty()) run.hosts.push_back(host);
+    for (const auto& s : run.tensorboard)
+      for (const auto& p : s.points)
+        if (p.wall_time > 0 && (!run.first_wall_time || p.wall_time < *run.first_wall_time))
+          run.first_wall_time = p.wall_time;
+  }
+}
+
+std::int64_t choose_samples_per_step(ImportRun& run) {
+  if (run.options.samples_per_step) return *run.options.samples_per_step;
+  if (run.config.train_batch_size) return *run.config.train_batch_size;
+  if (run.facts.train_batch_size) return *run.facts.train_batch_size;
+  std::vector<MonitorSeries> all = run.csv;
+  all.insert(all.end(), run.tensorboard.begin(), run.tensorboard.end());
+  const auto inferred = samples_per_step(all, {});
+  if (inferred > 0)
+    run.result.notes.push_back("train_batch_size is not in the files: steps = samples / " + std::to_string(inferred) +
+                               " (the largest step that divides every sample count); pass --samples-per-step if wrong");
+  return inferred;
+}
+
+void add_monitor_steps(ImportRun& run) {
+  const MonitorStepping stepping{choose_samples_per_step(run)};
+  run.result.samples_per_step = stepping.samples_per_step;
+  // csv_monitor keeps Python's full float; TensorBoard's simple_value is a float32: csv wins.
+  for (const auto* series : {&run.csv, &run.tensorboard}) {
+    const bool authoritative = series == &run.csv || run.csv.empty();
+    for (auto& e : monitor_series_to_events(*series, stepping)) {
+      if (std::holds_alternative<SeriesPoint>(e)) {
+        if (authoritative) run.other.push_back(std::move(e));
+      } else {
+        run.steps.add(e, authoritative);
+      }
+    }
+  }
+}
+
+void read_config(ImportRun& run) {
+  std::string text, file;
+  if (run.sources.config_file) {
+    file = *run.sources.config_file;
+    text = read_file_bytes(file, kMaxTextFileBytes);
+  } else if (!run.facts.user_config_json.empty()) {
+    file = "the config printed in the log";
+    text = run.facts.user_config_json;
+  } else {
+    return;
+  }
+  run.config = record_deepspeed_config(text, file, run.facts.world_size ? run.facts.world_size : run.trace_world_size,
+                                       run.result.notes);
+}
+
+void read_traces(ImportRun& run) {
+  ChromeTraceOptions options;
+  options.step_offset = run.options.trace_step_offset;
+  for (const auto& file : run.sources.traces) {
+    ChromeTrace trace = read_chrome_trace(file.path, options);
+    const auto rank = file.rank ? file.rank : trace.rank ? trace.rank : rank_from_trace_file_name(file.path);
+    if (!rank)
+      throw ImportError(file.path + ": no rank in the trace (distributedInfo) nor in its name; pass it as --trace "
+                        "RANK=" + file.path);
+    if (trace.world_size) run.trace_world_size = trace.world_size;
+    run.result.activities += trace.activities.size();
+    run.result.ranges += trace.ranges.size();
+    for (std::size_t i = 0; i < trace.activities.size(); i += kRecordsPerBatch) {
+      ActivityBatch batch{*rank, {}};
+      batch.records.assign(trace.activities.begin() + static_cast<std::ptrdiff_t>(i),
+                           trace.activities.begin() + static_cast<std::ptrdiff_t>(std::min(i + kRecordsPerBatch, trace.activities.size())));
+      run.other.push_back(std::move(batch));
+    }
+    for (std::size_t i = 0; i < trace.ranges.size(); i += kRecordsPerBatch) {
+      NvtxBatch batch{*rank, {}};
+      batch.ranges.assign(trace.ranges.begin() + static_cast<std::ptrdiff_t>(i),
+                          trace.ranges.begin() + static_cast<std::ptrdiff_t>(std::min(i + kRecordsPerBatch, trace.ranges.size())));
+      run.other.push_back(std::move(batch));
+    }
+  }
+}
+
+std::string default_name(const ImportRun& run) {
+  if (!run.options.name.empty()) return run.options.name;
+  for (const auto& dir : {run.sources.csv_monitor_dir, run.sources.tensorboard_dir})
+    if (dir) return fs::path(*dir).lexically_normal().filename().string();
+  if (run.sources.config_file) return fs::path(*run.sources.config_file).stem().string();
+  if (!run.sources.log_files.empty()) return fs::path(run.sources.log_files[0]).stem().string();
+  return "deepspeed-import";
+}
+
+nlohmann::json origin_details(const ImportRun& run) {
+  auto absolute = [](const std::string& p) { return fs::absolute(p).lexically_normal().string(); };
+  nlohmann::json d = nlohmann::json::object();
+  if (run.sources.csv_monitor_dir) d["csv_monitor"] = absolute(*run.sources.csv_monitor_dir);
+  if (run.sources.tensorboard_dir) d["tensorboard"] = absolute(*run.sources.tensorboard_dir);
+  if (run.sources.config_file) d["config"] = absolute(*run.sources.config_file);
+  d["logs"] = nlohmann::json::array();
+  for (const auto& l : run.sources.log_files) d["logs"].push_back(absolute(l));
+  d["traces"] = nlohmann::json::array();
+  for (const auto& t : run.sources.traces) d["traces"].push_back(absolute(t.path));
+  d["samples_per_step"] = run.result.samples_per_step;
+  d["notes"] = run.result.notes;
+  return d;
+}
+
+void count_events(DeepSpeedImportResult& result, const std::vector<Event>& events) {
+  for (const auto& e : events) {
+    if (std::holds_alternative<SeriesPoint>(e)) ++result.series_points;
+    else if (std::holds_alternative<CommSummary>(e)) ++result.comm_summaries;
+    else if (std::holds_alternative<CommRecord>(e)) ++result.comm_records;
+    else if (std::holds_alternative<LogLine>(e)) ++result.log_lines;
+  }
+}
+
+std::vector<Event> session_events(ImportRun& run) {
+  RunStartInputs inputs;
+  inputs.name = default_name(run);
+  inputs.tags = run.options.tags;
+  inputs.config_json = run.config.json;
+  inputs.world_size = run.trace_world_size ? run.trace_world_size : run.config.world_size;
+  inputs.started_at = run.first_wall_time;
+  inputs.hosts = run.hosts;
+  std::vector<Event> events{deepspeed_run_start(run.facts, inputs), SessionOrigin{"deepspeed-import", origin_details(run).dump()}};
+  auto rows = run.steps.all();
+  run.result.steps = run.steps.size();
+  events.insert(events.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  count_events(run.result, run.other);
+  events.insert(events.end(), std::make_move_iterator(run.other.begin()), std::make_move_iterator(run.other.end()));
+  events.push_back(deepspeed_run_end(run.facts, "unknown"));
+  return events;
+}
+
+}  // namespace
+
+DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSources& sources,
+                                           const DeepSpeedImportOptions& options) {
+  if (!sources.csv_monitor_dir && !sources.tensorboard_dir && sources.log_files.empty() && !sources.config_file &&
+      sources.traces.empty())
+    throw ImportError("nothing to import: give a csv_monitor folder, a TensorBoard folder, a log, a ds_config.json "
+                      "or a trace");
+  ImportRun run{sources, options, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0};
+  run.stages = (sources.csv_monitor_dir ? 1 : 0) + (sources.tensorboard_dir ? 1 : 0) + 4;
+  run.progress("log");
+  read_logs(run);
+  run.progress("traces");
+  read_traces(run);  // before the config: a trace names the world size the batch keys need
+  run.progress("config");
+  read_config(run);
+  read_monitors(run);
+  add_monitor_steps(run);
+  std::vector<Event> events = session_events(run);
+  run.progress("writing");
+  run.result.session_uid = new_session_uid();
+  StoreWriter writer(store);
+  writer.write(run.result.session_uid, events);
+  run.result.session_id = find_session(store, run.result.session_uid);
+  return run.result;
+}
+
+}  // namespace shardscope::sessions

@@ -1,0 +1,69 @@
+#pragma once
+// Importing a finished DeepSpeed run as a session (`shardscope sessions import`, the GUI's
+// File > Import): from any of its csv_monitor folder, TensorBoard folder, log files, ds_config.json
+// and PyTorch profiler traces. Everything is read and checked first, then written in one
+// transaction, so a failed or cancelled import leaves the store as it was. Plain structs in and
+// out, a progress callback and a cancel flag, so the GUI can run it on a worker thread.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardscope::sessions {
+
+class Store;
+
+struct TraceFile {
+  std::optional<int> rank;  ///< unset: the trace's distributedInfo, else the file name ("rank3")
+  std::string path;
+};
+
+struct DeepSpeedImportSources {
+  std::optional<std::string> csv_monitor_dir;   ///< csv_monitor's output_path/job_name (or output_path)
+  std::optional<std::string> tensorboard_dir;   ///< tensorboard's output_path/job_name (or output_path)
+  std::vector<std::string> log_files;           ///< the launcher's output, or per-rank logs (*rank<R>*)
+  std::optional<std::string> config_file;       ///< ds_config.json
+  std::vector<TraceFile> traces;                ///< PyTorch profiler Chrome traces, one per rank
+};
+
+struct ImportProgress {
+  std::string stage;       ///< "csv_monitor", "tensorboard", "log", "config", "traces", "writing"
+  std::size_t done = 0;    ///< stages done
+  std::size_t total = 0;   ///< stages in all
+};
+
+struct DeepSpeedImportOptions {
+  std::string name;                              ///< default: the monitor's job name, else the config's stem
+  std::vector<std::string> tags;
+  std::optional<std::int64_t> samples_per_step;  ///< override the train_batch_size the files give
+  std::int64_t trace_step_offset = 1;            ///< ProfilerStep#N is step N + offset (see chrome_trace.hpp)
+  std::function<void(const ImportProgress&)> progress;
+  const std::atomic<bool>* cancel = nullptr;     ///< set from another thread to stop before writing
+};
+
+struct DeepSpeedImportResult {
+  std::string session_uid;
+  std::int64_t session_id = 0;
+  std::size_t steps = 0;           ///< (rank, step) rows
+  std::size_t series_points = 0;
+  std::size_t comm_summaries = 0;
+  std::size_t comm_records = 0;
+  std::size_t activities = 0;
+  std::size_t ranges = 0;
+  std::size_t log_lines = 0;
+  std::int64_t samples_per_step = 0;
+  std::vector<std::string> notes;  ///< what was inferred or left out, for the user
+};
+
+/// Thrown when DeepSpeedImportOptions::cancel was set; nothing was written.
+struct ImportCancelled {};
+
+/// Reads the sources and writes one session; throws ImportError (bad or missing input, with the
+/// file and line), StoreError (the store), or ImportCancelled.
+DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSources& sources,
+                                           const DeepSpeedImportOptions& options = {});
+
+}  // namespace shardscope::sessions

@@ -1,0 +1,79 @@
+#include "sessions/import/step_merger.hpp"
+
+#include <algorithm>
+
+namespace shardscope::sessions {
+namespace {
+
+template <typename T>
+void merge_field(std::optional<T>& into, const std::optional<T>& from, bool authoritative) {
+  if (from && (authoritative || !into)) into = from;
+}
+
+void merge_metrics(StepMetrics& into, const StepMetrics& from, bool authoritative) {
+  merge_field(into.step_time_ms, from.step_time_ms, authoritative);
+  merge_field(into.loss, from.loss, authoritative);
+  merge_field(into.lr, from.lr, authoritative);
+  merge_field(into.loss_scale, from.loss_scale, authoritative);
+  merge_field(into.grad_norm, from.grad_norm, authoritative);
+  merge_field(into.samples_per_s, from.samples_per_s, authoritative);
+  merge_field(into.tokens_per_s, from.tokens_per_s, authoritative);
+  merge_field(into.tflops, from.tflops, authoritative);
+  merge_field(into.mem_allocated_bytes, from.mem_allocated_bytes, authoritative);
+  merge_field(into.mem_reserved_bytes, from.mem_reserved_bytes, authoritative);
+  merge_field(into.mem_peak_bytes, from.mem_peak_bytes, authoritative);
+  into.skipped = into.skipped || from.skipped;
+  into.wall_time = std::max(into.wall_time, from.wall_time);
+}
+
+}  // namespace
+
+void StepMerger::add(const Event& event, bool authoritative) {
+  if (const auto* m = std::get_if<StepMetrics>(&event)) {
+    const auto key = std::make_pair(m->step, m->rank);
+    Row& row = rows_[key];
+    row.metrics.rank = m->rank;
+    row.metrics.step = m->step;
+    merge_metrics(row.metrics, *m, authoritative);
+    row.has_metrics = true;
+    changed_.insert(key);
+  } else if (const auto* t = std::get_if<TimerBreakdown>(&event)) {
+    const auto key = std::make_pair(t->step, t->rank);
+    Row& row = rows_[key];
+    row.metrics.rank = t->rank;
+    row.metrics.step = t->step;
+    for (const auto& timer : t->timers)
+      if (authoritative || !row.timers.count(timer.name)) row.timers[timer.name] = timer.ms;
+    changed_.insert(key);
+  }
+}
+
+void StepMerger::emit(const Row& row, std::vector<Event>& out) {
+  StepMetrics metrics = row.metrics;
+  // DeepSpeed's iter latency from the merged timers: sources may bring a step's timers in pieces
+  // (a live csv_monitor poll can see forward.csv's row before step.csv's).
+  const auto f = row.timers.find("forward"), b = row.timers.find("backward"), s = row.timers.find("step");
+  if (f != row.timers.end() && b != row.timers.end() && s != row.timers.end())
+    metrics.step_time_ms = f->second + b->second + s->second;
+  if (!row.timers.empty()) {
+    TimerBreakdown t{row.metrics.rank, row.metrics.step, {}};
+    for (const auto& [name, ms] : row.timers) t.timers.push_back({name, ms});
+    out.push_back(std::move(t));
+  }
+  if (row.has_metrics || metrics.step_time_ms) out.push_back(metrics);  // after its timers, as the engine sends them
+}
+
+std::vector<Event> StepMerger::take_changed() {
+  std::vector<Event> out;
+  for (const auto& key : changed_) emit(rows_.at(key), out);
+  changed_.clear();
+  return out;
+}
+
+std::vector<Event> StepMerger::all() const {
+  std::vector<Event> out;
+  for (const auto& [key, row] : rows_) emit(row, out);
+  return out;
+}
+
+}  // namespace shardscope::sessions

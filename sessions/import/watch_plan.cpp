@@ -1,0 +1,102 @@
+#include "sessions/import/watch_plan.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "configs/config_document.hpp"
+#include "sessions/import/file_bytes.hpp"
+#include "sessions/import/import_error.hpp"
+
+namespace shardscope::sessions {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kJobName = "shardscope";
+
+bool is_file(const std::string& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error);
+}
+
+bool ends_with_json(const std::string& s) { return s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0; }
+
+// A .json file whose top-level keys include a DeepSpeed batch, ZeRO or precision key.
+bool looks_like_deepspeed_config(const std::string& path) {
+  if (!ends_with_json(path) || !is_file(path)) return false;
+  const auto document = configs::parse_config_text(read_file_bytes(path, kMaxTextFileBytes), path);
+  if (!document.root || !document.root->is_object()) return false;
+  for (const char* key : {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                          "zero_optimization", "fp16", "bf16", "optimizer"})
+    if (document.root->find(key)) return true;
+  return false;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw ImportError(temporary + ": cannot write the config copy (disk full? permissions?)");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw ImportError(path + ": cannot move the config copy into place");
+}
+
+}  // namespace
+
+std::optional<std::pair<std::size_t, std::string>> find_config_argument(const std::vector<std::string>& command) {
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const std::string& arg = command[i];
+    for (const std::string flag : {"--deepspeed_config", "--deepspeed"}) {
+      if (arg.rfind(flag + "=", 0) == 0) return std::make_pair(i, arg.substr(flag.size() + 1));
+      // `--deepspeed` alone is also deepspeed.add_config_arguments' on/off flag: a path must follow.
+      if (arg == flag && i + 1 < command.size() && command[i + 1].rfind("--", 0) != 0 &&
+          (flag == "--deepspeed_config" || ends_with_json(command[i + 1]) || is_file(command[i + 1])))
+        return std::make_pair(i + 1, command[i + 1]);
+    }
+  }
+  for (std::size_t i = 0; i < command.size(); ++i)
+    if (looks_like_deepspeed_config(command[i])) return std::make_pair(i, command[i]);
+  return std::nullopt;
+}
+
+WatchPlan plan_watch(const std::vector<std::string>& command, const std::string& out_dir) {
+  if (command.empty()) throw ImportError("watch needs the command to run after `--`, e.g. -- deepspeed train.py "
+                                         "--deepspeed ds.json");
+  const auto found = find_config_argument(command);
+  if (!found)
+    throw ImportError("no DeepSpeed config in the command: pass it as --deepspeed FILE or --deepspeed_config FILE "
+                      "(or as a .json argument), so ShardScope can turn csv_monitor on in a copy");
+  WatchPlan plan;
+  plan.config_argument = found->first;
+  plan.config_path = found->second;
+  const auto document = configs::parse_config_text(read_file_bytes(plan.config_path, kMaxTextFileBytes), plan.config_path);
+  if (!document.root || !document.root->is_object())
+    throw ImportError(plan.config_path + ": not a DeepSpeed config (a JSON object); `shardscope validate " +
+                      plan.config_path + "` shows why");
+  // ordered_json: the copy keeps the user's key order, so it diffs cleanly against the original.
+  nlohmann::ordered_json config = nlohmann::ordered_json::parse(configs::to_json_text(*document.root));
+  std::error_code error;
+  fs::create_directories(out_dir, error);
+  if (error) throw ImportError(out_dir + ": cannot create the watch folder: " + error.message());
+  const std::string output_path = (fs::absolute(out_dir) / "csv_monitor").lexically_normal().string();
+  config["csv_monitor"] = {{"enabled", true}, {"output_path", output_path}, {"job_name", kJobName}};
+  if (config.contains("train_batch_size") && config["train_batch_size"].is_number_integer())
+    plan.train_batch_size = config["train_batch_size"].get<std::int64_t>();
+  plan.config_json = config.dump(2);
+  plan.config_copy = (fs::absolute(out_dir) / "ds_config.json").lexically_normal().string();
+  plan.csv_dir = output_path + "/" + kJobName;
+  write_atomically(plan.config_copy, plan.config_json + "\n");
+  plan.command = command;
+  std::string& argument = plan.command[plan.config_argument];
+  const auto equals = argument.find('=');
+  argument = argument.rfind("--", 0) == 0 && equals != std::string::npos ? argument.substr(0, equals + 1) + plan.config_copy
+                                                                          : plan.config_copy;
+  return plan;
+}
+
+}  // namespace shardscope::sessions

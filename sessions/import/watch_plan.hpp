@@ -1,0 +1,33 @@
+#pragma once
+// Preparing a user's own DeepSpeed command for `shardscope watch`: find its config argument the
+// way DeepSpeed and the Hugging Face Trainer take it (--deepspeed FILE, --deepspeed_config FILE,
+// their =FILE forms, else a .json argument that is a DeepSpeed config), write a copy with
+// csv_monitor turned on into a folder of ShardScope's own, and point the command at the copy.
+// The user's file is never written.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardscope::sessions {
+
+struct WatchPlan {
+  std::vector<std::string> command;  ///< the user's command with the config argument replaced
+  std::string config_path;           ///< the user's config
+  std::size_t config_argument = 0;   ///< index in the command of the argument that names it
+  std::string config_copy;           ///< <out_dir>/ds_config.json
+  std::string csv_dir;               ///< <out_dir>/csv_monitor/<job_name>: where DeepSpeed writes the series
+  std::string config_json;           ///< the copy's JSON text
+  std::optional<std::int64_t> train_batch_size;  ///< when the config gives it as a number
+};
+
+/// Index and path of the config argument of `command`; nullopt when there is none.
+std::optional<std::pair<std::size_t, std::string>> find_config_argument(const std::vector<std::string>& command);
+
+/// Finds the config, writes the copy (atomically: a temporary name, then rename) and returns the
+/// plan. Throws ImportError naming the argument or file when there is no config or it is not
+/// a readable JSON object.
+WatchPlan plan_watch(const std::vector<std::string>& command, const std::string& out_dir);
+
+}  // namespace shardscope::sessions

@@ -1,0 +1,53 @@
+"""A tiny DeepSpeed training script for ShardScope's interop tests (tests/sessions/CMakeLists.txt).
+
+Runs on the CPU (DS_ACCELERATOR=cpu, gloo) under `deepspeed --num_gpus 2`, with every output the
+importers read: the monitors of the config, wall_clock_breakdown and steps_per_print lines, the
+flops profiler, comms_logger's log_summary, and a PyTorch profiler Chrome trace per rank.
+"""
+import argparse
+import os
+
+import torch
+import deepspeed
+import deepspeed.comm as dist
+import deepspeed.ops
+
+# DeepSpeed's CPU accelerator JIT-builds a shared-memory allreduce op (minutes on 2 cores); without
+# it the collectives go through gloo, which is what this test means to exercise.
+deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local_rank", type=int, default=-1)
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--trace-dir", default="")
+    parser = deepspeed.add_config_arguments(parser)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())
+    generator = torch.Generator().manual_seed(1 + engine.global_rank)
+    micro_batch = engine.train_micro_batch_size_per_gpu()
+    profiler = None
+    if args.trace_dir:
+        trace = os.path.join(args.trace_dir, f"rank{engine.global_rank}.json")
+        profiler = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU],
+            schedule=torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1),
+            on_trace_ready=lambda p: p.export_chrome_trace(trace))
+        profiler.start()
+    for _ in range(args.steps * engine.gradient_accumulation_steps()):
+        x = torch.randn(micro_batch, 16, generator=generator)
+        loss = torch.nn.functional.mse_loss(engine(x), x.sum(dim=1, keepdim=True))
+        engine.backward(loss)
+        engine.step()
+        if profiler and engine.is_gradient_accumulation_boundary():
+            profiler.step()
+    if profiler:
+        profiler.stop()
+    dist.log_summary()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+// The importer end to end without DeepSpeed: the real DeepSpeed 0.19.7 log of the fixture, a
+// csv_monitor folder and a trace written here, into a store; compared with a native session.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sessions/import/deepspeed_import.hpp"
+#include "sessions/import/import_error.hpp"
+#include "sessions/series_reader.hpp"
+#include "sessions/session_compare.hpp"
+#include "sessions/store.hpp"
+#include "sessions/store_writer.hpp"
+#include "tests/sessions/session_fixtures.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kLog = std::string(SHARDSCOPE_TEST_DATA_DIR) + "/deepspeed_0.19.7_zero2_cpu.log";
+
+Store open_new(const std::string& path) {
+  StoreOpenOptions options;
+  options.create_if_missing = true;
+  return Store::open(path, options);
+}
+
+void write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+TEST(DeepSpeedImport, ALogAloneGivesStepsTimersCommsFactsAndItsConfig) {
+  const auto db = testing::temp_path("import_log");
+  Store store = open_new(db);
+  DeepSpeedImportSources sources;
+  sources.log_files = {kLog};
+  const auto result = import_deepspeed_run(store, sources);
+  EXPECT_EQ(result.steps, 6u);
+  EXPECT_EQ(result.comm_summaries, 7u);
+  EXPECT_EQ(result.log_lines, 289u);
+  const auto detail = load_session(store, result.session_id);
+  EXPECT_EQ(detail.info.origin, "deepspeed-import");
+  EXPECT_EQ(detail.info.status, "completed");  // both ranks "exit successfully"
+  EXPECT_EQ(detail.info.world_size, 2);
+  ASSERT_EQ(detail.ranks.size(), 2u);
+  EXPECT_EQ(detail.ranks[1].info.pid, 25985);
+  EXPECT_EQ(detail.ranks[1].exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(detail.config_json)["zero_optimization"]["stage"], 2);  // the logged config, resolved
+  EXPECT_EQ(nlohmann::json::parse(detail.origin_json)["logs"][0], fs::absolute(kLog).lexically_normal().string());
+  const auto summary = summarize_session(store, result.session_id);
+  EXPECT_EQ(summary.steps, 6);
+  ASSERT_FALSE(summary.comm_ops.empty());
+  EXPECT_EQ(summary.comm_ops[0].op, "all_reduce");  // the most time
+  EXPECT_EQ(summary.comm_ops[0].count, 12);
+  EXPECT_NEAR(summary.comm_time_s.value(), (15.26 + 9.13 + 1.00 + 1070.68 + 1042.59 + 746.70 + 2.35) / 1e3, 1e-9);
+  EXPECT_EQ(load_series_curve(store, result.session_id, "flops_profiler/params_per_gpu").at(0).step, 3);
+  testing::remove_store(db);
+}
+
+TEST(DeepSpeedImport, MonitorValuesAreExactAndStepsFollowTrainBatchSize) {
+  const auto dir = fs::path(testing::temp_path("import_csv")) / "job";
+  write(dir / "Train_Samples_lr.csv", "step,lr\r\n8,0.0\r\n16,0.0006309297535714573\r\n24,0.001\r\n");
+  write(dir / "Train_Samples_elapsed_time_ms_forward.csv", "step,elapsed_time_ms_forward\r\n8,0.6923675537109375\r\n");
+  const auto db = testing::temp_path("import_csv_db");
+  Store store = open_new(db);
+  DeepSpeedImportSources sources;
+  sources.csv_monitor_dir = dir.string();
+  sources.log_files = {kLog};  // its train_batch_size (8) sets the step of every sample count
+  const auto result = import_deepspeed_run(store, sources);
+  EXPECT_EQ(result.samples_per_step, 8);
+  const auto lr = load_curve(store, result.session_id, Metric::kLr);
+  ASSERT_GE(lr.size(), 3u);
+  EXPECT_EQ(lr[1].step, 2);
+  EXPECT_EQ(lr[1].value, 0.0006309297535714573);
+  const auto forward = load_timer_curve(store, result.session_id, "forward");
+  EXPECT_EQ(forward.at(0).value, 0.6923675537109375);  // the csv's exact value, not the log's 0.68
+  EXPECT_EQ(load_session(store, result.session_id).info.name, "job");
+  testing::remove_store(db);
+}
+
+TEST(DeepSpeedImport, ImportedAndNativeSessionsCompare) {
+  const auto db = testing::temp_path("import_compare");
+  Store store = open_new(db);
+  StoreWriter writer(store);
+  std::vector<Event> native{testing::sample_run_start("native", 2, R"({"zero_optimization": {"stage": 3}})")};
+  for (auto& e : testing::sample_steps(2, 8)) native.push_back(e);
+  writer.write("native-uid", native);
+  DeepSpeedImportSources sources;
+  sources.log_files = {kLog};
+  const auto imported = import_deepspeed_run(store, sources);
+  const auto comparison = compare_sessions(store, {find_session(store, "native-uid"), imported.session_id});
+  bool origin_row = false, stage_row = false, series_curve = false;
+  for (const auto& row : comparison.environment_diff)
+    origin_row |= row.path == "run.origin" && row.values[0] == "shardscope" && row.values[1] == "deepspeed-import";
+  for (const auto& row : comparison.config_diff) stage_row |= row.path == "zero_optimization.stage" && row.differs;
+  for (const auto& curve : comparison.curves) series_curve |= curve.metric == "series:flops_profiler/world_size";
+  EXPECT_TRUE(origin_row);
+  EXPECT_TRUE(stage_row);
+  EXPECT_TRUE(series_curve);
+  testing::remove_store(db);
+}
+
+TEST(DeepSpeedImport, CancellingWritesNothingAndBadInputNamesTheFile) {
+  const auto db = testing::temp_path("import_cancel");
+  Store store = open_new(db);
+  std::atomic<bool> cancel{true};
+  DeepSpeedImportOptions options;
+  options.cancel = &cancel;
+  std::vector<std::string> stages;
+  options.progress = [&](const ImportProgress& p) { stages.push_back(p.stage); };
+  DeepSpeedImportSources sources;
+  sources.log_files = {kLog};
+  EXPECT_THROW(import_deepspeed_run(store, sources, options), ImportCancelled);
+  EXPECT_TRUE(list_sessions(store).empty());
+  EXPECT_TRUE(stages.empty());
+  cancel = false;
+  import_deepspeed_run(store, sources, options);
+  EXPECT_EQ(stages.front(), "log");
+  EXPECT_EQ(stages.back(), "writing");
+  sources.csv_monitor_dir = "/nonexistent/csv";
+  try {
+    import_deepspeed_run(store, sources);
+    FAIL();
+  } catch (const ImportError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/csv: not a folder"), std::string::npos);
+  }
+  EXPECT_EQ(list_sessions(store).size(), 1u);
+  testing::remove_store(db);
+}
+
+}  // namespace
+}  // namespace shardscope::sessions

@@ -1,0 +1,92 @@
+// Following a live run: csv_monitor files that grow between polls (a row half written), output
+// lines as they come, every changed step sent again with everything known about it.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "sessions/import/run_follower.hpp"
+#include <nlohmann/json.hpp>
+
+#include "sessions/import/watch_plan.hpp"
+#include "tests/sessions/session_fixtures.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CollectingSink : public EventSink {
+ public:
+  void send(const Event& e) override { events.push_back(e); }
+  void flush() override {}
+  void close() override {}
+  std::vector<StepMetrics> steps() const {
+    std::vector<StepMetrics> out;
+    for (const auto& e : events)
+      if (const auto* m = std::get_if<StepMetrics>(&e)) out.push_back(*m);
+    return out;
+  }
+  std::vector<Event> events;
+};
+
+void append(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::app) << text; }
+
+TEST(RunFollower, ReadsGrowingCsvFilesAndMergesTheLog) {
+  const fs::path dir = fs::path(testing::temp_path("follow")) / "job";
+  fs::create_directories(dir);
+  CollectingSink sink;
+  DeepSpeedRunFollower follower(sink, {dir.string(), 8});
+  EXPECT_EQ(follower.poll(), 0u);  // nothing written yet
+  append(dir / "Train_Samples_lr.csv", "step,l");
+  EXPECT_EQ(follower.poll(), 0u);  // the header is not complete
+  append(dir / "Train_Samples_lr.csv", "r\r\n8,0.5\r\n16,0.2");
+  EXPECT_EQ(follower.poll(), 1u);  // "16,0.2" may still be mid-write
+  ASSERT_EQ(sink.steps().size(), 1u);
+  EXPECT_EQ(sink.steps()[0].step, 1);
+  EXPECT_EQ(*sink.steps()[0].lr, 0.5);
+  append(dir / "Train_Samples_lr.csv", "5\r\n");
+  EXPECT_EQ(follower.poll(), 1u);
+  EXPECT_EQ(*sink.steps().back().lr, 0.25);
+  follower.on_output_line("[2026-01-01 10:00:00,000] [INFO] [timer.py:264:stop] epoch=0/micro_step=2/global_step=2, "
+                          "RunningAvgSamplesPerSec=10, CurrSamplesPerSec=12.5, MemAllocated=1.0GB, MaxMemAllocated=2.0GB");
+  follower.on_output_line("[Rank 0] time (ms) | fwd: 1.00 | bwd: 2.00 | step: 3.00");
+  const auto step2 = sink.steps().back();
+  EXPECT_EQ(step2.step, 2);
+  EXPECT_EQ(*step2.lr, 0.25);              // from the csv
+  EXPECT_EQ(*step2.samples_per_s, 12.5);   // from the log
+  EXPECT_EQ(*step2.step_time_ms, 6.0);
+  append(dir / "Train_Samples_lr.csv", "24,0.125");  // no newline: the run ended mid-line
+  follower.finish();
+  EXPECT_EQ(sink.steps().back().step, 3);
+  EXPECT_EQ(follower.points_read(), 3u);
+}
+
+TEST(WatchPlan, FindsTheConfigArgumentAndWritesACopyWithCsvMonitor) {
+  const fs::path dir = testing::temp_path("plan");
+  fs::create_directories(dir);
+  const auto user_config = (dir / "ds.json").string();
+  std::ofstream(user_config) << "{\n  // hjson comment\n  \"train_batch_size\": 16, \"zero_optimization\": {\"stage\": 2},\n}\n";
+  const std::string before = testing::read_bytes(user_config);
+  const auto plan = plan_watch({"deepspeed", "train.py", "--deepspeed", "--deepspeed_config", user_config, "--lr", "1"},
+                               (dir / "out").string());
+  EXPECT_EQ(plan.config_argument, 4u);
+  EXPECT_EQ(plan.command[4], plan.config_copy);
+  EXPECT_EQ(plan.command[2], "--deepspeed");  // DeepSpeed's on/off flag stays
+  EXPECT_EQ(plan.train_batch_size, 16);
+  EXPECT_EQ(testing::read_bytes(user_config), before);  // the user's file is never written
+  const auto copy = nlohmann::json::parse(testing::read_bytes(plan.config_copy));
+  EXPECT_EQ(copy["csv_monitor"]["enabled"], true);
+  EXPECT_EQ(copy["csv_monitor"]["output_path"].get<std::string>() + "/" + copy["csv_monitor"]["job_name"].get<std::string>(),
+            plan.csv_dir);
+  EXPECT_EQ(copy["zero_optimization"]["stage"], 2);
+  const auto hf = plan_watch({"torchrun", "--nproc_per_node=2", "run.py", "--deepspeed=" + user_config}, (dir / "o2").string());
+  EXPECT_EQ(hf.command[3], "--deepspeed=" + hf.config_copy);
+  const auto bare = find_config_argument({"python", "train.py", user_config});
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->first, 2u);
+  EXPECT_FALSE(find_config_argument({"python", "train.py", "--epochs", "3"}));
+}
+
+}  // namespace
+}  // namespace shardscope::sessions
