@@ -91,8 +91,9 @@ void send_quietly(BlockingChannel& channel, const json& message, std::atomic<boo
 
 // The launcher's side of the conversation while the ranks run: clock probes, stop requests, and
 // silence or a closed channel, after which the ranks are stopped (SIGTERM, SIGKILL after the grace).
+// After silence the channel may still carry the final "done" (a launcher that is only slow reads it).
 void listen_to_launcher(BlockingChannel& channel, RankSupervisor& supervisor, const NodeJob& job,
-                        std::atomic<bool>& finished, std::atomic<bool>& gone) {
+                        std::atomic<bool>& finished, std::atomic<bool>& gone, std::atomic<bool>& silent) {
   auto last_heard = Clock::now();
   while (!finished) {
     std::optional<json> message;
@@ -108,7 +109,7 @@ void listen_to_launcher(BlockingChannel& channel, RankSupervisor& supervisor, co
       if (Clock::now() - last_heard > std::chrono::duration<double>(job.launcher_timeout_s)) {
         std::cerr << "shardscope node (" << job.host << "): nothing from the launcher for " << job.launcher_timeout_s
                   << " s; stopping this host's ranks" << std::endl;
-        gone = true;
+        silent = true;
         supervisor.request_stop(SIGTERM);
         return;
       }
@@ -137,7 +138,7 @@ LaunchPlan plan_ranks(const NodeJob& job, const NodeAgentOptions& options) {
 }
 
 int run_job(BlockingChannel& channel, const NodeJob& job, const NodeAgentOptions& options) {
-  std::atomic<bool> finished{false}, gone{false};
+  std::atomic<bool> finished{false}, gone{false}, silent{false};
   LaunchPlan plan;
   try {
     plan = plan_ranks(job, options);
@@ -168,7 +169,7 @@ int run_job(BlockingChannel& channel, const NodeJob& job, const NodeAgentOptions
     send_quietly(channel, m, gone);
   };
   RankSupervisor supervisor(std::move(o));
-  std::thread listener([&] { listen_to_launcher(channel, supervisor, job, finished, gone); });
+  std::thread listener([&] { listen_to_launcher(channel, supervisor, job, finished, gone, silent); });
   SupervisorResult result;
   try {
     result = supervisor.run();
@@ -183,7 +184,7 @@ int run_job(BlockingChannel& channel, const NodeJob& job, const NodeAgentOptions
   finished = true;
   listener.join();
   send_quietly(channel, done_message(result), gone);
-  return gone ? 1 : 0;
+  return gone || silent ? 1 : 0;
 }
 
 // pdsh, mpirun and srun give the agent no stdin: it prints a token through the transport (which

@@ -154,12 +154,13 @@ TEST(NodeTransport, SshPdshMpirunAndSrunCommands) {
   std::ofstream(bin.file("srun")) << "#!/bin/sh\n";
   ::chmod(bin.file("srun").c_str(), 0755);
   o.launcher = NodeLauncher::kSlurm;
-  const auto srun = transport_processes(o, {"PATH=" + bin.file(""), "SLURM_JOB_ID=77"});
+  const std::string bin_dir = bin.file("srun").substr(0, bin.file("srun").size() - std::string("/srun").size());
+  const auto srun = transport_processes(o, {"PATH=/nonexistent:" + bin_dir, "SLURM_JOB_ID=77"});
   EXPECT_EQ(srun[0].command.argv,
             (std::vector<std::string>{bin.file("srun"), "--nodes=2", "--ntasks=2", "--ntasks-per-node=1",
                                       "--nodelist=10.0.0.1,10.0.0.2", "--kill-on-bad-exit=0",
                                       "/opt/shard scope/shardscope", "node", "--connect", "10.0.0.1:40000"}));
-  EXPECT_TRUE(contains(error_of([&] { transport_processes(o, {"PATH=" + bin.file("")}); }), "SLURM_JOB_ID is not set"));
+  EXPECT_TRUE(contains(error_of([&] { transport_processes(o, {"PATH=" + bin_dir}); }), "SLURM_JOB_ID is not set"));
   EXPECT_TRUE(contains(error_of([&] { transport_processes(o, {"PATH=/nonexistent"}); }), "launcher 'slurm' not installed."));
   ::setenv("SLURMD_NODENAME", "gpu-node-7", 1);
   EXPECT_EQ(identity_from_environment(), "host=gpu-node-7");

@@ -27,10 +27,13 @@ using Clock = std::chrono::steady_clock;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// An agent served on pipes in a thread; the test plays the launcher through an AgentLink.
+// An agent served on pipes in a thread; the test plays the launcher through an AgentLink. The agent
+// enters the job's directory (a process-wide chdir), so the test's own directory is restored after.
 class AgentOverPipes {
  public:
   explicit AgentOverPipes(const std::string& script) {
+    char cwd[4096] = {};
+    if (::getcwd(cwd, sizeof cwd)) cwd_ = cwd;
     int to_agent[2], from_agent[2];
     if (::pipe2(to_agent, O_CLOEXEC) != 0 || ::pipe2(from_agent, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     ::fcntl(from_agent[0], F_SETFL, O_NONBLOCK);
@@ -49,6 +52,7 @@ class AgentOverPipes {
     link_.close();
     if (thread_.joinable()) thread_.join();
     ::close(agent_in_);
+    if (!cwd_.empty() && ::chdir(cwd_.c_str()) != 0) ADD_FAILURE() << "cannot return to " << cwd_;
   }
   AgentLink& link() { return link_; }
   /// The next message of `type` within `seconds` (others are kept in `seen`).
@@ -79,6 +83,7 @@ class AgentOverPipes {
 
  private:
   int agent_in_ = -1, agent_out_ = -1;
+  std::string cwd_;
   AgentLink link_;
   NodeAgentOptions options_;
   std::thread thread_;
