@@ -123,6 +123,22 @@ bool check_positive(ValidationContext& context, const BatchKeys& k) {
   return ok;
 }
 
+// DeepSpeed multiplies Python integers, which never overflow; a product beyond int64 cannot equal
+// any train_batch_size we can hold, so it is its own error (saturating it once let INT64_MAX pass).
+bool check_no_overflow(ValidationContext& context, const BatchKeys& k, int world) {
+  std::int64_t per_rank = 0, product = 0;
+  if (!__builtin_mul_overflow(*k.mb, *k.gas, &per_rank) && !__builtin_mul_overflow(per_rank, world, &product))
+    return true;
+  context.error("batch-overflow", context.written("gradient_accumulation_steps") ? "gradient_accumulation_steps"
+                                                                                 : "train_micro_batch_size_per_gpu",
+                "micro_batch_per_gpu * gradient_acc_step * world_size = " + std::to_string(*k.mb) + " * " +
+                    std::to_string(*k.gas) + " * " + std::to_string(world) +
+                    " is beyond a 64-bit integer, so it cannot equal train_batch_size " + std::to_string(*k.tb),
+                "these are sample counts: give values a run can reach (train_batch_size = micro batch x "
+                "accumulation steps x world size)");
+  return false;
+}
+
 }  // namespace
 
 void solve_batch(ValidationContext& context) {
@@ -140,7 +156,7 @@ void solve_batch(ValidationContext& context) {
   batch.world_size = world;
   batch.world_size_inferred = inferred;
   solve(context, keys, world);
-  if (!check_positive(context, keys)) return;
+  if (!check_positive(context, keys) || !check_no_overflow(context, keys, world)) return;
   if (*keys.tb != mul(mul(*keys.mb, *keys.gas), world)) {
     context.error("batch-identity", context.written("train_batch_size") ? "train_batch_size" : "",
                   "Check batch related parameters. train_batch_size is not equal to "

@@ -10,6 +10,7 @@
 
 #include "configs/config_node.hpp"
 #include "configs/diagnostic.hpp"
+#include "configs/input_file.hpp"
 
 namespace shardscope::configs {
 
@@ -24,13 +25,14 @@ struct ConfigDocument {
 /// Parses `text` (named `file_name` in diagnostics). Never throws on bad input.
 ConfigDocument parse_config_text(const std::string& text, const std::string& file_name);
 
-/// Error reading a config file from disk (missing, unreadable).
-class ConfigFileError : public std::runtime_error {
+/// Error reading a config file from disk (missing, unreadable, not a regular file, too large).
+class ConfigFileError : public InputFileError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputFileError::InputFileError;
 };
 
-/// Reads and parses a file; throws ConfigFileError naming the file if it cannot be read.
+/// Reads (at most kMaxConfigFileBytes) and parses a file; throws ConfigFileError naming the file
+/// if it cannot be read.
 ConfigDocument parse_config_file(const std::string& path);
 
 }  // namespace shardscope::configs

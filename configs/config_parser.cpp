@@ -5,9 +5,8 @@
 // values are not supported: they are reported as a syntax error with a hint to quote the value.
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "configs/config_document.hpp"
@@ -211,6 +210,7 @@ class Parser {
     node.string_value = text_.substr(start, pos_ - start);
     node.number_value = std::strtod(node.string_value.c_str(), nullptr);
     node.kind = ConfigNode::Kind::kNumber;
+    if (!std::isfinite(node.number_value)) report_overflow(node);
     if (integral) {
       errno = 0;
       const long long value = std::strtoll(node.string_value.c_str(), nullptr, 10);
@@ -220,6 +220,23 @@ class Parser {
       }
     }
     return node;
+  }
+
+  // DeepSpeed's hjson reader fails on 1e999 with a bare OverflowError (it tries int(inf)), naming
+  // neither the file nor the key: the same refusal here, at the number, naming the key.
+  void report_overflow(const ConfigNode& node) {
+    const std::string shown = node.string_value.size() > 40 ? node.string_value.substr(0, 40) + "..." : node.string_value;
+    diagnostics_.push_back({Severity::kError, "number-overflow", key_path(), node.location,
+                            "the number " + shown + (key_path().empty() ? "" : " of \"" + key_path() + "\"") +
+                                " is beyond the range of a 64-bit float (about 1.8e308); DeepSpeed's hjson "
+                                "reader fails on it too (OverflowError: cannot convert float infinity to integer)",
+                            "write a finite value"});
+  }
+
+  std::string key_path() const {
+    std::string path;
+    for (const auto& key : keys_) path += (path.empty() || (!key.empty() && key[0] == '[') ? "" : ".") + key;
+    return path;
   }
 
   static void append_utf8(std::string& out, unsigned long cp) {
@@ -341,6 +358,7 @@ class Parser {
   int column_ = 1;
   int comment_count_ = 0;
   SourceLocation first_comment_;
+  std::vector<std::string> keys_;  ///< the keys (and [index]es) leading to the value being parsed
 };
 
 void Parser::add_member(ConfigNode& object, ConfigMember member) {
@@ -381,7 +399,9 @@ ConfigNode Parser::parse_object(int depth) {
                                     describe_here(), ""};
     advance();
     skip_space();
+    keys_.push_back(member.key);
     member.value = parse_value(depth + 1);
+    keys_.pop_back();
     add_member(node, std::move(member));
     const bool newline = skip_space();
     if (peek() == ',') {
@@ -420,7 +440,9 @@ ConfigNode Parser::parse_array(int depth) {
                                     std::to_string(node.location.line) + ":" +
                                     std::to_string(node.location.column), ""};
     if (peek() == ']') break;
+    keys_.push_back("[" + std::to_string(node.items.size()) + "]");
     node.items.push_back(parse_value(depth + 1));
+    keys_.pop_back();
     const bool newline = skip_space();
     if (peek() == ',') {
       const SourceLocation comma = here();
@@ -462,15 +484,13 @@ ConfigDocument parse_config_text(const std::string& text, const std::string& fil
 }
 
 ConfigDocument parse_config_file(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw ConfigFileError(path + ": is a directory, expected a JSON config file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigFileError(path + ": cannot open the file (missing or unreadable)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw ConfigFileError(path + ": read error");
-  return parse_config_text(buffer.str(), path);
+  std::string text;
+  try {
+    text = read_input_file(path, "JSON config file", kMaxConfigFileBytes);
+  } catch (const InputFileError& error) {
+    throw ConfigFileError(error.what());
+  }
+  return parse_config_text(text, path);
 }
 
 }  // namespace shardscope::configs

@@ -29,15 +29,28 @@ void sort_diagnostics(std::vector<Diagnostic>& diagnostics) {
                    });
 }
 
+namespace {
+
+// A message quoting a 1 MB value (an unknown optimizer type, a key) keeps its start and end on
+// the terminal; the JSON output keeps every character.
+std::string elided(const std::string& text) {
+  constexpr std::size_t kHead = 300, kTail = 200;
+  if (text.size() <= kHead + kTail + 100) return text;
+  return text.substr(0, kHead) + "... [" + std::to_string(text.size() - kHead - kTail) + " characters left out] ..." +
+         text.substr(text.size() - kTail);
+}
+
+}  // namespace
+
 std::string format_diagnostic_text(const std::string& file_name, const Diagnostic& diagnostic) {
   // file:line:col like gcc and clang, so editors and CI annotators can jump to the line; a
   // diagnostic about a key that is absent points at line 1 of the file.
   const int line = diagnostic.location.line > 0 ? diagnostic.location.line : 1;
   const int column = diagnostic.location.column > 0 ? diagnostic.location.column : 1;
   std::string text = file_name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
-                     to_string(diagnostic.severity) + ": " + diagnostic.message + " [" +
+                     to_string(diagnostic.severity) + ": " + elided(diagnostic.message) + " [" +
                      diagnostic.code + "]\n";
-  if (!diagnostic.hint.empty()) text += "    hint: " + diagnostic.hint + "\n";
+  if (!diagnostic.hint.empty()) text += "    hint: " + elided(diagnostic.hint) + "\n";
   return text;
 }
 

@@ -33,7 +33,8 @@ std::size_t count_severity(const std::vector<Diagnostic>& diagnostics, Severity 
 /// Sorts by line, then column, then severity (errors first), keeping the order of equal ones.
 void sort_diagnostics(std::vector<Diagnostic>& diagnostics);
 
-/// Compiler-style text: `file:line:col: error: message [code]` then an indented `hint:` line.
+/// Compiler-style text: `file:line:col: error: message [code]` then an indented `hint:` line; a
+/// message or hint longer than 600 characters keeps its first 300 and last 200.
 std::string format_diagnostic_text(const std::string& file_name, const Diagnostic& diagnostic);
 
 }  // namespace shardscope::configs

@@ -17,7 +17,6 @@
 #include "engine/data/data_loader.hpp"
 #include "engine/data/sample_dataset.hpp"
 #include "engine/engine.hpp"
-#include "engine/environment.hpp"
 #include "engine/loss_readback.hpp"
 #include "engine/models/weight_loader.hpp"
 #include "engine/checkpoint_files.hpp"

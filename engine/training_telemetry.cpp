@@ -15,7 +15,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
-#include "engine/environment.hpp"
+#include "profiler/environment_probe.hpp"
 #include "engine/peak_flops.hpp"
 #include "sessions/event_sink.hpp"
 #include "sessions/events.hpp"
@@ -144,7 +144,7 @@ void TrainingTelemetry::start(const Engine& engine, double flops_per_sample) {
   start.command_line = options_.command_line;
   start.config_json = config_json_;
   start.config_hash = sessions::compute_config_hash(config_json_);
-  start.environment = collect_environment_report();
+  start.environment = profiler::collect_environment_report();
   start.world_size = 1;
   start.ranks.push_back({rank_, 0, host_name(), static_cast<std::int64_t>(::getpid()),
                          engine.options().device.str()});

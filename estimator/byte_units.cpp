@@ -105,4 +105,13 @@ std::string format_count(double count) {
   return buffer;
 }
 
+std::string whole_number(double value) {
+  char buffer[64];
+  if (std::isfinite(value) && std::fabs(value) < 9.2e18)
+    std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(value));
+  else
+    std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+
 }  // namespace shardscope::estimator

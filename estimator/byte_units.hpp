@@ -38,4 +38,8 @@ std::string format_bytes(double bytes, ByteUnit unit);
 /// A count in engineering form: 6738415616 -> "6.74B", 32000000 -> "32.0M".
 std::string format_count(double count);
 
+/// A whole number as decimal digits ("6738415616"), or in %.6g form when it lies beyond a 64-bit
+/// integer or is not finite, so no caller ever casts an out-of-range double (undefined behaviour).
+std::string whole_number(double value);
+
 }  // namespace shardscope::estimator

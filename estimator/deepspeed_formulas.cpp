@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "estimator/byte_units.hpp"
 #include "estimator/estimator_error.hpp"
 
 namespace shardscope::estimator {
@@ -111,9 +112,9 @@ std::string format_deepspeed_table(const std::vector<DeepSpeedEstimateRow>& rows
   std::string out = "Estimated memory needed for params, optim states and gradients for a:\n";
   out += "HW: Setup with " + std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s") + ", " +
          std::to_string(gpus_per_node) + " GPU" + (gpus_per_node == 1 ? "" : "s") + " per node.\n";
-  out += "SW: Model with " + std::to_string(static_cast<long long>(total_params / 1e6)) + "M total params";
+  out += "SW: Model with " + whole_number(total_params / 1e6) + "M total params";
   if (largest_layer_params)
-    out += ", " + std::to_string(static_cast<long long>(*largest_layer_params / 1e6)) + "M largest layer params";
+    out += ", " + whole_number(*largest_layer_params / 1e6) + "M largest layer params";
   out += ".\n  per CPU  |  per GPU |   Options\n";
   const double gib = 1073741824.0;
   for (const auto& row : rows)

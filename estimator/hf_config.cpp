@@ -1,13 +1,11 @@
 #include "estimator/hf_config.hpp"
 
-#include <algorithm>
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "configs/did_you_mean.hpp"
+#include "configs/input_file.hpp"
 #include "estimator/estimator_error.hpp"
+#include "estimator/json_document.hpp"
 
 namespace shardscope::estimator {
 namespace {
@@ -52,8 +50,10 @@ class ConfigReader {
  private:
   long long positive_int(const char* key) const {
     const json& v = root_.at(key);
-    if (!v.is_number_integer() || v.get<long long>() <= 0)
-      throw EstimatorError(source_ + ": key '" + key + "' must be a positive integer, got " + v.dump());
+    if (!v.is_number_integer() || (v.is_number_unsigned() ? v.get<std::uint64_t>() > kMaxShapeDimension
+                                                           : v.get<long long>() <= 0))
+      throw EstimatorError(source_ + ": key '" + key + "' must be a positive integer up to " +
+                           std::to_string(kMaxShapeDimension) + ", got " + v.dump());
     return v.get<long long>();
   }
 
@@ -116,17 +116,6 @@ TransformerShape read_neox_keys(const ConfigReader& r) {
   return s;
 }
 
-json parse_json(const std::string& text, const std::string& source) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann reports a byte offset; users look for a line.
-    const std::size_t offset = std::min<std::size_t>(e.byte, text.size());
-    const long line = 1 + static_cast<long>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
-    throw EstimatorError(source + ":" + std::to_string(line) + ": not valid JSON (" + e.what() + ")");
-  }
-}
-
 std::string unsupported_type_message(const std::string& source, const std::string& type) {
   std::string message = source + ": model_type '" + type + "' is not one the estimator reads (";
   const auto& types = supported_hf_model_types();
@@ -146,7 +135,7 @@ const std::vector<std::string>& supported_hf_model_types() {
 
 ModelDescription describe_hf_config_text(const std::string& text, const std::string& source,
                                          const HfConfigOptions& options) {
-  json root = parse_json(text, source);
+  json root = parse_json_document(text, source, "config.json");
   if (!root.is_object()) throw EstimatorError(source + ": expected a JSON object at the top level");
   // Multimodal configs keep the language model under text_config.
   if (!root.contains("num_hidden_layers") && root.contains("text_config") && root["text_config"].is_object())
@@ -182,11 +171,8 @@ ModelDescription describe_hf_config_text(const std::string& text, const std::str
 }
 
 ModelDescription describe_hf_config_file(const std::string& path, const HfConfigOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw EstimatorError(path + ": cannot open the config.json (check the path)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return describe_hf_config_text(text.str(), path, options);
+  const std::string text = read_input_text(path, "Hugging Face config.json", configs::kMaxConfigFileBytes);
+  return describe_hf_config_text(text, path, options);
 }
 
 }  // namespace shardscope::estimator

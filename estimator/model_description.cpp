@@ -1,8 +1,10 @@
 #include "estimator/model_description.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
+#include "estimator/byte_units.hpp"
 #include "estimator/estimator_error.hpp"
 
 namespace shardscope::estimator {
@@ -14,6 +16,13 @@ void require_positive(long long value, const char* name) {
                          std::to_string(value));
 }
 
+void require_within_bounds(long long value, const char* name) {
+  if (value > kMaxShapeDimension)
+    throw EstimatorError(std::string("transformer shape: '") + name + "' is " + std::to_string(value) +
+                         ", above the " + std::to_string(kMaxShapeDimension) +
+                         " the estimator accepts for one dimension; check the value");
+}
+
 void validate_shape(const TransformerShape& s) {
   require_positive(s.layers, "layers");
   require_positive(s.hidden, "hidden");
@@ -21,6 +30,11 @@ void validate_shape(const TransformerShape& s) {
   require_positive(s.vocab, "vocab");
   if (s.kv_heads < 0 || s.head_dim < 0 || s.ffn < 0 || s.seq_len < 0 || s.max_positions < 0)
     throw EstimatorError("transformer shape: kv_heads, head_dim, ffn, seq_len and max_positions must not be negative");
+  const std::pair<long long, const char*> dimensions[] = {
+      {s.layers, "layers"}, {s.hidden, "hidden"}, {s.heads, "heads"}, {s.kv_heads, "kv_heads"},
+      {s.head_dim, "head_dim"}, {s.ffn, "ffn"}, {s.vocab, "vocab"}, {s.seq_len, "seq_len"},
+      {s.max_positions, "max_positions"}};
+  for (const auto& [value, name] : dimensions) require_within_bounds(value, name);
   if (s.head_dim == 0 && s.hidden % s.heads != 0)
     throw EstimatorError("transformer shape: hidden (" + std::to_string(s.hidden) +
                          ") is not divisible by heads (" + std::to_string(s.heads) +
@@ -31,6 +45,12 @@ void validate_shape(const TransformerShape& s) {
   if (s.learned_positions && s.max_positions == 0 && s.seq_len == 0)
     throw EstimatorError("transformer shape: layout " + std::string(layout_name(s.layout)) +
                          " has a learned position table; give max_positions or seq_len");
+}
+
+std::string scientific(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
 }
 
 // A linear layer's parameters: in x out weights plus out biases when it has them.
@@ -132,9 +152,16 @@ ParameterBreakdown count_transformer_params(const TransformerShape& s) {
   return b;
 }
 
+void require_plausible_total(double total_params, const std::string& source, const std::string& inputs) {
+  if (!(total_params <= kMaxModelParameters))
+    throw EstimatorError(source + ": the model would have " + scientific(total_params) + " parameters, above the " +
+                         scientific(kMaxModelParameters) + " the estimator accepts; check " + inputs);
+}
+
 ModelDescription describe_param_count(double total_params, double largest_layer_params) {
   if (!(total_params > 0) || !std::isfinite(total_params))
     throw EstimatorError("parameter count must be positive (e.g. --params 7e9 or 7B)");
+  require_plausible_total(total_params, "parameter count", "the count (e.g. --params 7e9 or 7B)");
   if (largest_layer_params < 0 || largest_layer_params > total_params)
     throw EstimatorError("largest layer (" + std::to_string(largest_layer_params) +
                          " params) must lie between 0 and the total parameter count");
@@ -155,6 +182,7 @@ ModelDescription describe_transformer(const TransformerShape& shape, const std::
   d.name = name;
   d.source = ModelSource::kShape;
   d.breakdown = count_transformer_params(shape);
+  require_plausible_total(d.breakdown->total, name, "the layers, hidden, ffn and vocab sizes");
   d.shape = shape;
   d.total_params = d.breakdown->total;
   d.largest_layer_params = d.breakdown->largest_module;
@@ -166,9 +194,9 @@ ModelDescription with_shape_of(ModelDescription counted, const ModelDescription&
   counted.shape = shaped.shape;
   counted.name += " with the shape of " + shaped.name;
   if (shaped.total_params != counted.total_params)
-    counted.notes.push_back("the config's layout counts " + std::to_string(static_cast<long long>(shaped.total_params)) +
+    counted.notes.push_back("the config's layout counts " + whole_number(shaped.total_params) +
                             " parameters but the checkpoint holds " +
-                            std::to_string(static_cast<long long>(counted.total_params)) + "; using the checkpoint's");
+                            whole_number(counted.total_params) + "; using the checkpoint's");
   return counted;
 }
 

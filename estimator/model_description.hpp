@@ -76,6 +76,11 @@ struct ModelDescription {
   std::vector<std::string> notes;  ///< caveats worth printing (e.g. index total_size mismatch)
 };
 
+/// Bounds on what the estimator accepts, far beyond any real model, so that no product of shape
+/// values and no count overflows (docs/reliability.md, "Bounded readers").
+inline constexpr long long kMaxShapeDimension = 2147483647;  ///< 2^31 - 1 per shape value
+inline constexpr double kMaxModelParameters = 1e15;           ///< about 1000x today's largest models
+
 /// The layout flags of a family: gpt2 has biases and learned positions, llama has none, etc.
 TransformerShape default_shape(TransformerLayout layout);
 
@@ -91,6 +96,10 @@ ParameterBreakdown count_transformer_params(const TransformerShape& shape);
 
 /// A model known only by its parameter count (and, for stage 3, its largest layer).
 ModelDescription describe_param_count(double total_params, double largest_layer_params);
+
+/// Throws EstimatorError naming `source` and the `inputs` to check when `total_params` exceeds
+/// kMaxModelParameters (or is not a number).
+void require_plausible_total(double total_params, const std::string& source, const std::string& inputs);
 
 /// A model from a transformer shape; counts parameters exactly for its layout.
 ModelDescription describe_transformer(const TransformerShape& shape, const std::string& name);

@@ -1,5 +1,6 @@
 #include "estimator/plan_estimate.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace shardscope::estimator {
@@ -14,7 +15,9 @@ void apply_fit(PlanEstimate& p, const EstimateOptions& options, const Activation
     p.fits_gpu = p.gpu_total_bytes <= usable;
     if (activations.available && activations.bytes_per_sample > 0) {
       const double room = usable - (p.gpu_total_bytes - activations.total_bytes);
-      p.max_micro_batch = room > 0 ? static_cast<long long>(std::floor(room / activations.bytes_per_sample)) : 0;
+      // Clamped before the cast: a huge --gpu-mem over a tiny sample must not overflow long long.
+      const double fitting = room > 0 ? std::floor(room / activations.bytes_per_sample) : 0;
+      p.max_micro_batch = static_cast<long long>(std::min(fitting, 1e15));
     }
   }
   if (c.cpu_memory_bytes) p.fits_cpu = p.cpu_total_bytes_per_node <= *c.cpu_memory_bytes * (1 - c.margin);

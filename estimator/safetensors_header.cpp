@@ -1,12 +1,14 @@
 #include "estimator/safetensors_header.hpp"
 
-#include <fstream>
 #include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "estimator/byte_units.hpp"
+#include "configs/input_file.hpp"
 #include "estimator/estimator_error.hpp"
+#include "estimator/json_document.hpp"
 
 namespace shardscope::estimator {
 namespace {
@@ -17,14 +19,13 @@ using nlohmann::json;
 // the file is not safetensors (or is corrupt), and reading it would allocate that much.
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
-std::uint64_t read_length_prefix(std::ifstream& in, const std::string& path, std::uint64_t file_bytes) {
+std::uint64_t read_length_prefix(const configs::InputFile& in, const std::string& path, std::uint64_t file_bytes) {
   if (file_bytes < 8)
     throw EstimatorError(path + ": truncated safetensors file (" + std::to_string(file_bytes) +
                          " bytes); it must start with an 8-byte header length");
-  unsigned char prefix[8];
-  in.read(reinterpret_cast<char*>(prefix), 8);
+  const std::string prefix = in.read_at(0, 8);
   std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[i];  // little-endian
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(prefix[i]);  // little-endian
   if (n == 0 || n > kMaxHeaderBytes)
     throw EstimatorError(path + ": header length " + std::to_string(n) +
                          " is not plausible (1 byte to 100 MB); is this a safetensors file?");
@@ -45,6 +46,19 @@ std::vector<std::int64_t> read_shape(const json& value, const std::string& where
   return shape;
 }
 
+// Elements x bytes per element in exact 64-bit arithmetic; a product that overflows is a damaged
+// header (no file holds 2^64 bytes), reported as such rather than wrapped or cast (UB).
+std::uint64_t checked_tensor_bytes(const SafetensorsTensor& t, const std::string& where) {
+  std::uint64_t bytes = static_cast<std::uint64_t>(safetensors_dtype_bytes(t.dtype));
+  for (const auto dim : t.shape)
+    if (dim == 0) return 0;
+  for (const auto dim : t.shape)
+    if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(dim), &bytes))
+      throw EstimatorError(where + ": 'shape' multiplies to more than 2^64 bytes of " + t.dtype +
+                           ": the header is damaged or not a safetensors header");
+  return bytes;
+}
+
 SafetensorsTensor read_tensor(const std::string& name, const json& entry, const std::string& path,
                               std::uint64_t data_bytes) {
   const std::string where = path + ": tensor '" + name + "'";
@@ -61,23 +75,14 @@ SafetensorsTensor read_tensor(const std::string& name, const json& entry, const 
     throw EstimatorError(where + ": 'data_offsets' must be [begin, end] with non-negative integers");
   t.begin = offsets[0].get<std::uint64_t>();
   t.end = offsets[1].get<std::uint64_t>();
-  const double expected = t.numel() * safetensors_dtype_bytes(t.dtype);
-  if (t.end < t.begin || static_cast<double>(t.end - t.begin) != expected)
+  const std::uint64_t expected = checked_tensor_bytes(t, where);
+  if (t.end < t.begin || t.end - t.begin != expected)
     throw EstimatorError(where + ": data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
-                         "] do not hold " + std::to_string(static_cast<long long>(expected)) +
-                         " bytes (shape x " + t.dtype + ")");
+                         "] do not hold " + std::to_string(expected) + " bytes (shape x " + t.dtype + ")");
   if (t.end > data_bytes)
     throw EstimatorError(where + ": data ends at byte " + std::to_string(t.end) + " but the file holds only " +
                          std::to_string(data_bytes) + " bytes of data: the file is truncated (download it again)");
   return t;
-}
-
-json parse_header_json(const std::string& text, const std::string& path) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw EstimatorError(path + ": the safetensors header is not valid JSON (" + std::string(e.what()) + ")");
-  }
 }
 
 std::string module_of(const std::string& tensor_name) {
@@ -139,6 +144,7 @@ void summarize(ModelDescription& d, const std::vector<SafetensorsHeader>& header
       d.largest_layer_name = module;
     }
   if (d.total_params == 0) throw EstimatorError(d.name + ": the checkpoint holds no tensors");
+  require_plausible_total(d.total_params, d.name, "the tensors' shapes in the header");
 }
 
 double tensor_bytes(const std::vector<SafetensorsHeader>& headers) {
@@ -167,18 +173,15 @@ int safetensors_dtype_bytes(const std::string& dtype) {
   return it->second;
 }
 
-SafetensorsHeader read_safetensors_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw EstimatorError(path + ": cannot open the safetensors file (check the path)");
+namespace {
+
+SafetensorsHeader read_header_from(const configs::InputFile& in, const std::string& path) {
   SafetensorsHeader header;
   header.path = path;
-  header.file_bytes = static_cast<std::uint64_t>(in.tellg());
-  in.seekg(0);
+  header.file_bytes = in.size();
   header.header_bytes = read_length_prefix(in, path, header.file_bytes);
-  std::string text(header.header_bytes, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) throw EstimatorError(path + ": could not read the " + std::to_string(header.header_bytes) + "-byte header");
-  const json root = parse_header_json(text, path);
+  const std::string text = in.read_at(8, header.header_bytes);
+  const json root = parse_json_document(text, path, "safetensors header");
   if (!root.is_object()) throw EstimatorError(path + ": the safetensors header must be a JSON object");
   const std::uint64_t data_bytes = header.file_bytes - 8 - header.header_bytes;
   for (const auto& [name, entry] : root.items()) {
@@ -188,6 +191,16 @@ SafetensorsHeader read_safetensors_header(const std::string& path) {
   return header;
 }
 
+}  // namespace
+
+SafetensorsHeader read_safetensors_header(const std::string& path) {
+  try {
+    return read_header_from(configs::InputFile(path, "safetensors file"), path);
+  } catch (const configs::InputFileError& e) {  // the estimator's callers expect its own error type
+    throw EstimatorError(e.what());
+  }
+}
+
 ModelDescription describe_safetensors(const std::string& path) {
   ModelDescription d;
   d.name = path;
@@ -195,18 +208,16 @@ ModelDescription describe_safetensors(const std::string& path) {
   std::vector<SafetensorsHeader> headers;
   const bool is_index = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   if (is_index) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw EstimatorError(path + ": cannot open the safetensors index (check the path)");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const json index = parse_header_json(text, path);
+    const std::string text = read_input_text(path, "safetensors index", configs::kMaxIndexFileBytes);
+    const json index = parse_json_document(text, path, "safetensors index");
     headers = read_index_shards(path, index, d.notes);
     if (index.contains("metadata") && index["metadata"].is_object() &&
         index["metadata"].contains("total_size") && index["metadata"]["total_size"].is_number()) {
       const double declared = index["metadata"]["total_size"].get<double>();
       const double actual = tensor_bytes(headers);
       if (declared != actual)
-        d.notes.push_back("index metadata.total_size is " + std::to_string(static_cast<long long>(declared)) +
-                          " bytes but the shards' tensors hold " + std::to_string(static_cast<long long>(actual)));
+        d.notes.push_back("index metadata.total_size is " + whole_number(declared) +
+                          " bytes but the shards' tensors hold " + whole_number(actual));
     }
   } else {
     headers.push_back(read_safetensors_header(path));

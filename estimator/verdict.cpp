@@ -97,8 +97,8 @@ void advise_nothing_fits(Verdict& v, const std::vector<PlanEstimate>& plans, con
     } else {
       const double gpus = std::ceil(stage3->states.per_param.total() * total_params / room);
       const double nodes = std::ceil(gpus / o.cluster.gpus_per_node);
-      v.advice.push_back("ZeRO stage 3 without offload needs at least " + std::to_string(static_cast<long long>(gpus)) +
-                         " GPUs of this size (" + std::to_string(static_cast<long long>(nodes)) + " node(s) of " +
+      v.advice.push_back("ZeRO stage 3 without offload needs at least " + whole_number(gpus) +
+                         " GPUs of this size (" + whole_number(nodes) + " node(s) of " +
                          std::to_string(o.cluster.gpus_per_node) + ").");
     }
   }

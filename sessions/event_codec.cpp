@@ -1,11 +1,12 @@
 #include "sessions/event_codec.hpp"
 
-#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "sessions/errors.hpp"
+#include "sessions/session_json.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -41,6 +42,13 @@ class Reader {
   std::int32_t i32() { std::int32_t v; take(&v, 4); return v; }
   std::int64_t i64() { std::int64_t v; take(&v, 8); return v; }
   double f64() { double v; take(&v, 8); return v; }
+  /// A number the store keeps NOT NULL: NaN (stored as NULL) could never be committed, and the
+  /// collector would retry its batch forever (found by collector_fuzzer).
+  double required_f64(const char* field) {
+    const double v = f64();
+    if (std::isnan(v)) fail(std::string(field) + " is NaN");
+    return v;
+  }
   std::string str() {
     const std::uint32_t n = u32();
     if (n > static_cast<std::size_t>(end_ - p_)) fail("a string runs past the end of the frame");
@@ -175,7 +183,7 @@ void write_run_start(Writer& w, const RunStart& s) {
   write_strings(w, s.command_line);
   w.str(s.config_json);
   w.str(s.config_hash);
-  w.str(report_to_json(s.environment).dump());
+  w.str(lenient_json_text(report_to_json(s.environment)));
   w.i32(s.world_size);
   write_ranks(w, s.ranks);
   w.f64(s.peak_tflops_per_gpu);
@@ -189,6 +197,9 @@ RunStart read_run_start(Reader& r) {
   s.started_at = r.f64();
   s.command_line = read_strings(r);
   s.config_json = r.str();
+  // The writer hashes the config as JSON: a frame whose config is not JSON could never be
+  // committed, and the collector would retry its batch forever (found by collector_fuzzer).
+  if (!s.config_json.empty() && !nlohmann::json::accept(s.config_json)) r.fail("the config is not valid JSON");
   s.config_hash = r.str();
   const std::string environment = r.str();
   try {
@@ -400,7 +411,7 @@ Event read_event(FrameType type, Reader& r) {
       e.timers.resize(r.count(12));
       for (auto& t : e.timers) {
         t.name = r.str();
-        t.ms = r.f64();
+        t.ms = r.required_f64("a timer's ms");
       }
       return e;
     }
@@ -410,7 +421,7 @@ Event read_event(FrameType type, Reader& r) {
       e.step = r.i64();
       e.op = r.str();
       e.bytes = r.i64();
-      e.latency_us = r.f64();
+      e.latency_us = r.required_f64("latency_us");
       e.algbw_gbps = r.f64();
       e.busbw_gbps = r.f64();
       e.group_size = r.i32();

@@ -1,5 +1,7 @@
 #include "sessions/session_compare.hpp"
 
+#include "sessions/session_json.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -24,7 +26,7 @@ void flatten(const json& value, const std::string& path, Leaves& out) {
   } else if (value.is_array() && !value.empty()) {
     for (std::size_t i = 0; i < value.size(); ++i) flatten(value[i], path + "[" + std::to_string(i) + "]", out);
   } else {
-    out.emplace_back(path, value.is_string() ? value.get<std::string>() : value.dump());
+    out.emplace_back(path, value.is_string() ? value.get<std::string>() : lenient_json_text(value));
   }
 }
 
@@ -148,9 +150,12 @@ std::vector<DiffRow> diff_documents(const std::vector<Leaves>& documents, bool d
       row.values[i] = value;
     }
   std::vector<DiffRow> out;
-  for (auto& [path, row] : rows) {
+  for (auto& entry : rows) {
+    // Not a structured binding: C++17 lambdas cannot capture those (clang refuses; the fuzz build is clang).
+    DiffRow& row = entry.second;
     row.values.resize(documents.size());
-    row.differs = std::any_of(row.values.begin(), row.values.end(), [&](const auto& v) { return v != row.values[0]; });
+    const auto& first = row.values[0];
+    row.differs = std::any_of(row.values.begin(), row.values.end(), [&first](const auto& v) { return v != first; });
     if (row.differs || !diff_only) out.push_back(std::move(row));
   }
   return out;

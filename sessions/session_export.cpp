@@ -1,14 +1,11 @@
 #include "sessions/session_export.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
+#include "sessions/atomic_output.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
@@ -102,16 +99,6 @@ nlohmann::json cell_json(const Statement& s, int i) {
   return nullptr;
 }
 
-void check_stream(const std::ostream& out, const std::string& path) {
-  if (!out) throw StoreError(ErrorKind::kStorage, "cannot write " + path + ": " + std::strerror(errno));
-}
-
-void commit_file(const std::string& temporary, const std::string& path) {
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) throw StoreError(ErrorKind::kStorage, "cannot rename " + temporary + " to " + path + ": " + error.message());
-}
-
 void check_sessions_exist(Store& store, const std::vector<std::int64_t>& ids) {
   for (auto id : ids) {
     Statement s(store.db(), "SELECT 1 FROM sessions WHERE id = ?");
@@ -139,28 +126,20 @@ ExportResult export_csv(Store& store, const std::vector<std::int64_t>& ids, cons
   ExportResult result;
   for (const auto& table : kTables) {
     const std::string path = (std::filesystem::path(directory) / (std::string(table.name) + ".csv")).string();
-    const std::string temporary = path + ".tmp";
-    try {
-      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      check_stream(out, temporary);
-      Statement s(store.db(), sql_for(table, ids).c_str());
-      for (int i = 0; i < s.column_count(); ++i) out << (i ? "," : "") << s.column_name(i);
-      out << "\n";
-      while (s.step()) {
-        for (int i = 0; i < s.column_count(); ++i) {
-          if (i) out << ',';
-          csv_field(out, cell_text(s, i));
-        }
-        out << "\n";
-        ++result.rows;
+    AtomicOutput file(path);
+    std::ostream& out = file.stream();
+    Statement s(store.db(), sql_for(table, ids).c_str());
+    for (int i = 0; i < s.column_count(); ++i) out << (i ? "," : "") << s.column_name(i);
+    out << "\n";
+    while (s.step()) {
+      for (int i = 0; i < s.column_count(); ++i) {
+        if (i) out << ',';
+        csv_field(out, cell_text(s, i));
       }
-      out.close();
-      check_stream(out, temporary);
-    } catch (...) {
-      std::remove(temporary.c_str());
-      throw;
+      out << "\n";
+      ++result.rows;
     }
-    commit_file(temporary, path);
+    file.commit();
     result.files.push_back(path);
   }
   return result;
@@ -181,7 +160,8 @@ ExportResult export_json(Store& store, const std::vector<std::int64_t>& ids, std
       for (std::size_t row = 0; s.step(); ++row) {
         nlohmann::json object = nlohmann::json::object();
         for (int i = 0; i < s.column_count(); ++i) object[s.column_name(i)] = cell_json(s, i);
-        out << (row ? ",\n  " : "") << object.dump();
+        // ASCII with U+FFFD for bytes that are not UTF-8: a damaged or hostile file still exports.
+        out << (row ? ",\n  " : "") << object.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
         ++result.rows;
       }
       out << (single ? "" : "]");
@@ -194,19 +174,10 @@ ExportResult export_json(Store& store, const std::vector<std::int64_t>& ids, std
 }
 
 ExportResult export_json_file(Store& store, const std::vector<std::int64_t>& ids, const std::string& path) {
-  const std::string temporary = path + ".tmp";
-  ExportResult result;
-  try {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    check_stream(out, temporary);
-    result = export_json(store, ids, out);
-    out.close();
-    check_stream(out, temporary);
-  } catch (...) {
-    std::remove(temporary.c_str());  // never leave a half export behind
-    throw;
-  }
-  commit_file(temporary, path);
+  check_sessions_exist(store, ids);
+  AtomicOutput file(path);
+  ExportResult result = export_json(store, ids, file.stream());
+  file.commit();
   result.files.push_back(path);
   return result;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Exporting sessions for other tools: one CSV file per table (pandas, spreadsheets) or one JSON
-// document. Files are written under a temporary name and renamed, so a reader never sees half.
+// document. Files are written under a temporary name and renamed, so a reader never sees half
+// (atomic_output.hpp); a target that is not a regular file is refused, never replaced.
 
 #include <cstdint>
 #include <iosfwd>
@@ -27,7 +28,8 @@ ExportResult export_csv(Store& store, const std::vector<std::int64_t>& session_i
 /// Writes one JSON document {"schema": "shardscope.sessions-export/1", "sessions": [...]} to `out`.
 ExportResult export_json(Store& store, const std::vector<std::int64_t>& session_ids, std::ostream& out);
 
-/// Same, into the file `path` (atomically).
+/// Same, into the file `path` (atomically, mode 0600). An existing `path` that is not a regular
+/// file (symlink, FIFO, device) is refused with StoreError(kInvalidArgument), never replaced.
 ExportResult export_json_file(Store& store, const std::vector<std::int64_t>& session_ids, const std::string& path);
 
 }  // namespace shardscope::sessions

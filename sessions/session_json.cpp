@@ -3,6 +3,11 @@
 #include <nlohmann/json.hpp>
 
 namespace shardscope::sessions {
+
+std::string lenient_json_text(const nlohmann::json& json) {
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 namespace {
 
 using nlohmann::json;

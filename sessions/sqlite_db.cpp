@@ -29,11 +29,31 @@ std::string remedy(ErrorKind kind) {
   }
 }
 
+// The start of a statement on one line, for messages: a failing 400-character SELECT is noise.
+std::string short_sql(const std::string& sql) {
+  std::string out;
+  for (char c : sql) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+    if (out.size() >= 60) return out + "...";
+  }
+  return out;
+}
+
 }  // namespace
 
 Statement::Statement(SqliteDb& db, const char* sql) : db_(&db) {
   const int rc = sqlite3_prepare_v3(db.handle(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
-  if (rc != SQLITE_OK) db.fail(rc, std::string("preparing `") + sql + "`");
+  if (rc == SQLITE_OK) return;
+  const std::string detail = sqlite3_errmsg(db.handle());
+  // Our own statements only fail to prepare when the file's tables are not the ones its schema
+  // version promises: another tool altered or dropped them.
+  if (detail.rfind("no such ", 0) == 0)
+    throw StoreError(ErrorKind::kCorrupt, "session store " + db.path() + ": its tables are damaged (SQLite: " +
+                                              detail + ", in `" + short_sql(sql) +
+                                              "`); another tool changed the file. Restore it from a copy");
+  db.fail(rc, "preparing `" + short_sql(sql) + "`");
 }
 
 Statement::Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_) {
@@ -87,7 +107,7 @@ bool Statement::step() {
   if (rc == SQLITE_DONE) return false;
   const std::string sql = sqlite3_sql(stmt_) ? sqlite3_sql(stmt_) : "";
   sqlite3_reset(stmt_);
-  db_->fail(rc, "running `" + sql.substr(0, 60) + (sql.size() > 60 ? "...`" : "`"));
+  db_->fail(rc, "running `" + short_sql(sql) + "`");
 }
 
 void Statement::run() {
@@ -163,7 +183,7 @@ void SqliteDb::exec(const std::string& sql) {
   if (rc != SQLITE_OK) {
     std::string message = error ? error : sqlite3_errstr(rc);
     sqlite3_free(error);
-    fail(rc, "running `" + sql.substr(0, 60) + "`: " + message);
+    fail(rc, "running `" + short_sql(sql) + "`: " + message);
   }
 }
 

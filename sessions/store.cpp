@@ -10,8 +10,10 @@
 #include <cstring>
 #include <fstream>
 
+#include "configs/input_file.hpp"
 #include "sessions/build_info.hpp"
 #include "sessions/errors.hpp"
+#include "sessions/session_liveness.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store_schema.hpp"
 
@@ -21,6 +23,9 @@ struct Store::Impl {
   std::unique_ptr<SqliteDb> db;
   int schema_version = 0;
   std::vector<std::string> migrations_applied;
+  std::string damage;
+  bool read_only = false;
+  int marked_interrupted = 0;
 };
 
 namespace {
@@ -157,6 +162,30 @@ void create_private_file(const std::string& path) {
     throw StoreError(ErrorKind::kStorage, "cannot create session store " + path + ": " + std::strerror(errno));
 }
 
+// A FIFO or a device would block or feed SQLite forever; a directory is not a file at all.
+void check_file_type(const std::string& path) {
+  const std::string kind = configs::non_regular_file_kind(path);
+  if (!kind.empty())
+    throw StoreError(ErrorKind::kNotSqlite, path + " is " + kind + ", not a session store file; pass the "
+                                                "sessions file a run wrote (--db)");
+}
+
+// SQLite's first complaint about the file on one line, or "" when quick_check finds none.
+std::string quick_check(SqliteDb& db) {
+  std::string result;
+  try {
+    Statement s(db, "PRAGMA quick_check(1)");
+    result = s.step() ? s.text(0) : std::string("no answer");
+  } catch (const StoreError& e) {
+    if (e.kind() != ErrorKind::kCorrupt && e.kind() != ErrorKind::kNotSqlite) throw;  // busy, I/O: not damage
+    result = e.what();
+  }
+  if (result == "ok") return "";
+  for (char& c : result)
+    if (c == '\n' || c == '\r') c = ' ';
+  return result.size() > 200 ? result.substr(0, 200) + "..." : result;
+}
+
 }  // namespace
 
 Store Store::open(const std::string& path, const StoreOpenOptions& options) {
@@ -166,8 +195,7 @@ Store Store::open(const std::string& path, const StoreOpenOptions& options) {
     create_private_file(path);
     exists = ::stat(path.c_str(), &st) == 0;
   }
-  if (exists && S_ISDIR(st.st_mode))
-    throw StoreError(ErrorKind::kNotSqlite, path + " is a directory, not a session store file");
+  if (exists) check_file_type(path);
   if (!exists && (!options.create_if_missing || options.read_only))
     throw StoreError(ErrorKind::kNotFound, "no session store at " + path +
                                                " (check --db; a run creates it on its first event)");
@@ -178,8 +206,27 @@ Store Store::open(const std::string& path, const StoreOpenOptions& options) {
     throw StoreError(ErrorKind::kNotSqlite, path + " is an empty file, not a session store");
 
   auto impl = std::make_unique<Impl>();
+  impl->read_only = options.read_only;
   impl->db = std::make_unique<SqliteDb>(path, options.create_if_missing, options.read_only);
-  SqliteDb& db = *impl->db;
+  impl->db->exec("PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms));
+  if (has_content && options.integrity != IntegrityCheck::kSkip) impl->damage = quick_check(*impl->db);
+  if (!impl->damage.empty()) {
+    if (options.integrity == IntegrityCheck::kRefuse)
+      throw StoreError(ErrorKind::kCorrupt, path + " is corrupted (SQLite quick_check: " + impl->damage +
+                                                "); nothing was written to it. Restore it from a copy, or "
+                                                "recover what is left with `sqlite3 FILE .recover`");
+    impl->read_only = true;  // never write into a damaged file
+    impl->db = std::make_unique<SqliteDb>(path, false, true);
+  }
+  StoreOpenOptions effective = options;
+  effective.read_only = impl->read_only;
+  open_validated(*impl, effective, may_initialize && impl->damage.empty());
+  return Store(std::move(impl));
+}
+
+void Store::open_validated(Impl& impl, const StoreOpenOptions& options, bool may_initialize) {
+  SqliteDb& db = *impl.db;
+  const std::string& path = db.path();
   const int version = validate_identity(db, may_initialize);
   apply_connection_settings(db, options);
   if (version < kSchemaVersion) {
@@ -187,12 +234,10 @@ Store Store::open(const std::string& path, const StoreOpenOptions& options) {
       throw StoreError(ErrorKind::kStorage, path + " has schema version " + std::to_string(version) +
                                                 " and needs an upgrade to " + std::to_string(kSchemaVersion) +
                                                 "; open it writable once (any `shardscope sessions` command does)");
-    impl->migrations_applied = migrate_schema(db);
+    impl.migrations_applied = migrate_schema(db);
   }
-  impl->schema_version = static_cast<int>(db.query_int("PRAGMA user_version"));
-  Store store(std::move(impl));
-  if (options.verify_integrity) store.check_integrity();
-  return store;
+  impl.schema_version = static_cast<int>(db.query_int("PRAGMA user_version"));
+  if (!options.read_only) impl.marked_interrupted = mark_abandoned_sessions(db);
 }
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -206,11 +251,21 @@ const std::vector<std::string>& Store::migrations_applied() const { return impl_
 SqliteDb& Store::db() { return *impl_->db; }
 
 void Store::check_integrity() {
-  Statement s(*impl_->db, "PRAGMA quick_check(1)");
-  const std::string result = s.step() ? s.text(0) : std::string("no answer");
-  if (result != "ok")
+  const std::string result = quick_check(*impl_->db);
+  if (!result.empty())
     throw StoreError(ErrorKind::kCorrupt, path() + " is corrupted (SQLite quick_check: " + result +
                                               "); restore it from a copy");
+}
+
+const std::string& Store::damage() const { return impl_->damage; }
+bool Store::read_only() const { return impl_->read_only; }
+int Store::sessions_marked_interrupted() const { return impl_->marked_interrupted; }
+
+std::string damage_warning(const Store& store) {
+  if (store.damage().empty()) return "";
+  return store.path() + " is corrupted (SQLite quick_check: " + store.damage() +
+         "); opened read-only, so what is shown may be incomplete. Restore it from a copy, or recover "
+         "what is left with `sqlite3 FILE .recover`";
 }
 
 void Store::checkpoint() { impl_->db->exec("PRAGMA wal_checkpoint(TRUNCATE)"); }

@@ -15,10 +15,17 @@ namespace shardscope::sessions {
 
 class SqliteDb;
 
+/// What opening does with SQLite's PRAGMA quick_check, which reads every page of the file.
+enum class IntegrityCheck {
+  kRefuse,  ///< a damaged file is refused (StoreError kCorrupt): writers and the CLI
+  kWarn,    ///< a damaged file is opened read-only and damage() names the damage: the GUI
+  kSkip,    ///< no check (a live view re-reading a file it already checked)
+};
+
 struct StoreOpenOptions {
   bool create_if_missing = false;  ///< writers (collector, file sink) create; readers do not
   bool read_only = false;          ///< never writes; an older schema is then an error, not upgraded
-  bool verify_integrity = false;   ///< run PRAGMA quick_check (reads every page) before use
+  IntegrityCheck integrity = IntegrityCheck::kRefuse;  ///< runs before anything is written
   int busy_timeout_ms = 5000;      ///< how long to wait for another writer's lock
 };
 
@@ -39,6 +46,12 @@ class Store {
   const std::vector<std::string>& migrations_applied() const;
   /// Runs PRAGMA quick_check; throws StoreError(kCorrupt) with SQLite's first complaint.
   void check_integrity();
+  /// SQLite's complaint when the file was opened damaged under IntegrityCheck::kWarn; "" otherwise.
+  const std::string& damage() const;
+  /// True when the store cannot be written (asked for, or a damaged file under kWarn).
+  bool read_only() const;
+  /// Running sessions marked "interrupted" at open because their writer is gone (writable opens).
+  int sessions_marked_interrupted() const;
   /// Copies the WAL back into the main file (the collector calls this at shutdown).
   void checkpoint();
 
@@ -48,8 +61,13 @@ class Store {
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  /// Identity, settings, migrations and the liveness sweep of an opened connection.
+  static void open_validated(Impl& impl, const StoreOpenOptions& options, bool may_initialize);
   std::unique_ptr<Impl> impl_;
 };
+
+/// The one-line warning a front end prints for a store opened damaged (empty when it is not).
+std::string damage_warning(const Store& store);
 
 /// Checks the 100-byte SQLite header of `path` without opening it through SQLite: throws
 /// StoreError(kNotSqlite) for another format and (kCorrupt) for a file shorter than its header says.

@@ -198,13 +198,21 @@ CREATE TABLE comm_summaries(
 CREATE INDEX comm_summaries_by_session ON comm_summaries(session_id, rank);
 )sql";
 
+// Version 5 records who writes each session (host, pid, process start), so a session whose writer
+// was killed can be told from one still running (session_liveness.hpp). NULL in older rows.
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE sessions ADD COLUMN writer_host TEXT;
+ALTER TABLE sessions ADD COLUMN writer_pid INTEGER;
+ALTER TABLE sessions ADD COLUMN writer_start TEXT;
+)sql";
+
 void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
 void add_foreign_runs_v4(SqliteDb& db) { db.exec(kSchemaV4); }
 
-// Version 5 records the hosts of a run (multi-node launches): each host's node rank, its clock
+// Version 6 records the hosts of a run (multi-node launches): each host's node rank, its clock
 // against the collector's host (so per-rank timelines of different hosts line up) and its build;
 // and the environment variables the launcher gave every rank (credential-looking ones redacted).
-constexpr const char* kSchemaV5 = R"sql(
+constexpr const char* kSchemaV6 = R"sql(
 CREATE TABLE hosts(
   session_id INTEGER NOT NULL,
   host TEXT NOT NULL,
@@ -218,9 +226,10 @@ CREATE TABLE hosts(
 ALTER TABLE sessions ADD COLUMN environment_variables_json TEXT;
 )sql";
 
-void add_hosts_v5(SqliteDb& db) { db.exec(kSchemaV5); }
+void add_hosts_v6(SqliteDb& db) { db.exec(kSchemaV6); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
+void add_session_writer_v5(SqliteDb& db) { db.exec(kSchemaV5); }
 
 void stamp(SqliteDb& db, int version) {
   db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
@@ -242,7 +251,8 @@ const std::vector<Migration>& schema_migrations() {
       {2, 3, "add kernel launch details and copy throughput to activities", add_activity_details_v3},
       {3, 4, "add session origin, scalar series and comm summaries (imported and watched runs)",
        add_foreign_runs_v4},
-      {4, 5, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v5},
+      {4, 5, "record the writer (host, pid, process start) of each session", add_session_writer_v5},
+      {5, 6, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v6},
   };
   return migrations;
 }

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sessions/credentials.hpp"
+#include "sessions/session_json.hpp"
+#include "sessions/session_liveness.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
 
@@ -30,10 +32,11 @@ struct StoreWriter::Impl {
   explicit Impl(SqliteDb& d)
       : db(d),
         find_session(d, "SELECT id FROM sessions WHERE uid = ?"),
-        insert_session(d, "INSERT INTO sessions(uid) VALUES(?)"),
+        insert_session(d, "INSERT INTO sessions(uid, writer_host, writer_pid, writer_start) VALUES(?,?,?,?)"),
         run_start(d, "UPDATE sessions SET name = ?2, started_at = ?3, command_line = ?4, config_json = ?5, "
                      "config_hash = ?6, environment_json = ?7, world_size = ?8, shardscope_version = ?9, "
-                     "git_hash = ?10, peak_tflops_per_gpu = ?11, environment_variables_json = ?12 WHERE id = ?1"),
+                     "git_hash = ?10, peak_tflops_per_gpu = ?11, writer_host = ?12, writer_pid = ?13, "
+                     "writer_start = ?14, environment_variables_json = ?15 WHERE id = ?1"),
         host(d, "INSERT INTO hosts(session_id, host, node_rank, clock_offset_s, clock_uncertainty_s, "
                 "shardscope_version, git_hash) VALUES(?,?,?,?,?,?,?) ON CONFLICT(session_id, host) DO UPDATE SET "
                 "node_rank = excluded.node_rank, "
@@ -92,7 +95,8 @@ std::int64_t StoreWriter::Impl::session_id(const std::string& uid) {
     find_session.reset();
   } else {
     find_session.reset();
-    insert_session.bind(1, uid).run();
+    const ProcessIdentity writer = this_process_identity();
+    insert_session.bind(1, uid).bind(2, writer.host).bind(3, writer.pid).bind(4, writer.start).run();
     id = db.last_insert_rowid();
   }
   sessions.emplace(uid, id);
@@ -119,13 +123,15 @@ void StoreWriter::Impl::write_run_start(std::int64_t session, const RunStart& e)
   const std::string hash =
       e.config_hash.empty() && !e.config_json.empty() ? compute_config_hash(e.config_json) : e.config_hash;
   run_start.bind(1, session).bind(2, e.name).bind(3, known_time(e.started_at))
-      .bind(4, nlohmann::json(e.command_line).dump()).bind(5, e.config_json).bind(6, hash)
-      .bind(7, report_to_json(e.environment).dump()).bind(8, e.world_size)
+      .bind(4, lenient_json_text(nlohmann::json(e.command_line))).bind(5, e.config_json).bind(6, hash)
+      .bind(7, lenient_json_text(report_to_json(e.environment))).bind(8, e.world_size)
       .bind(9, e.environment.versions.shardscope).bind(10, e.environment.versions.git_hash)
       .bind(11, e.peak_tflops_per_gpu > 0 ? std::optional<double>(e.peak_tflops_per_gpu) : std::nullopt)
-      .bind(12, environment_variables_json(e.environment_variables));
-  if (e.environment_variables.empty()) run_start.bind_null(12);
-  run_start.run();
+      .bind(15, environment_variables_json(e.environment_variables));
+  if (e.environment_variables.empty()) run_start.bind_null(15);
+  // The process writing RunStart owns the session from here on (it is the one whose death strands it).
+  const ProcessIdentity writer = this_process_identity();
+  run_start.bind(12, writer.host).bind(13, writer.pid).bind(14, writer.start).run();
   write_ranks(session, e.ranks);
   for (const auto& t : e.tags) tag.bind(1, session).bind(2, t).run();
 }

@@ -1,9 +1,9 @@
 // shardscope: one CLI with subcommands; everything the GUI does can be done from here.
-#include <exception>
 #include <iostream>
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/engine_module.hpp"
 #include "configs/did_you_mean.hpp"
 #include "sessions/build_info.hpp"
 
@@ -11,17 +11,27 @@ namespace shardscope::app {
 
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> commands = {
-      {"report", "environment, versions, GPUs and kernels (the ds_report counterpart)",
+      {"report", "environment, versions, GPUs and kernels (the ds_report counterpart)", Needs::kNothing,
        run_report_command},
-      {"estimate", "memory per GPU/CPU per ZeRO stage and offload, communication, the lowest stage that fits", run_estimate_command},
-      {"validate", "check DeepSpeed configs as DeepSpeed 0.19.7 reads them, with the effective values", run_validate_command},
-      {"sessions", "list, show, compare, export and delete recorded sessions, import DeepSpeed runs (--db FILE)", run_sessions_command},
-      {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", run_train_command},
-      {"launch", "start train ranks on this machine or every host of a hostfile, DeepSpeed's launcher habits; --preflight checks the hosts", run_launch_command},
-      {"node", "the node agent a multi-host launch starts on every host (not run by hand)", run_node_command},
-      {"allreduce", "time an all-reduce across the ranks of a launch (the preflight's bandwidth check)", run_allreduce_command},
-      {"watch", "run your own DeepSpeed command (deepspeed, torchrun, ...) and follow it live into a session", run_watch_command},
-      {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)", run_ckpt_command},
+      {"estimate", "memory per GPU/CPU per ZeRO stage and offload, communication, the lowest stage that fits",
+       Needs::kNothing, run_estimate_command},
+      {"validate", "check DeepSpeed configs as DeepSpeed 0.19.7 reads them, with the effective values",
+       Needs::kNothing, run_validate_command},
+      {"sessions", "list, show, compare, export and delete recorded sessions, import DeepSpeed runs (--db FILE)",
+       Needs::kNothing, run_sessions_command},
+      {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", Needs::kEngine,
+       nullptr},
+      {"launch",
+       "start train ranks on this machine or every host of a hostfile, DeepSpeed's launcher habits; --preflight "
+       "checks the hosts",
+       Needs::kEngine, nullptr},
+      {"node", "the node agent a multi-host launch starts on every host (not run by hand)", Needs::kEngine, nullptr},
+      {"allreduce", "time an all-reduce across the ranks of a launch (the preflight's bandwidth check)",
+       Needs::kEngine, nullptr},
+      {"watch", "run your own DeepSpeed command (deepspeed, torchrun, ...) and follow it live into a session",
+       Needs::kNothing, run_watch_command},
+      {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)",
+       Needs::kEngine, nullptr},
   };
   return commands;
 }
@@ -36,6 +46,11 @@ void print_usage(std::ostream& out) {
     out << "  " << name << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') << c.summary << "\n";
   }
   out << "\nRun 'shardscope <command> --help' for the options of one command.\n";
+}
+
+int run_command(const Command& command, const CommandArgs& args) {
+  if (command.needs == Needs::kEngine) return run_engine_command(command.name, args);
+  return run_at_edge(command.run, args);
 }
 
 int dispatch(int argc, char** argv) {
@@ -56,7 +71,7 @@ int dispatch(int argc, char** argv) {
   std::vector<std::string> names;
   for (const auto& c : all_commands()) {
     names.push_back(c.name);
-    if (name == c.name) return c.run(CommandArgs(argv + 2, argv + argc));
+    if (name == c.name) return run_command(c, CommandArgs(argv + 2, argv + argc));
   }
   std::cerr << "shardscope: unknown command '" << name << "'";
   if (auto guess = configs::closest_match(name, names)) std::cerr << "; did you mean '" << *guess << "'?";
@@ -67,14 +82,4 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 }  // namespace shardscope::app
 
-int main(int argc, char** argv) {
-  try {
-    return shardscope::app::dispatch(argc, argv);
-  } catch (const shardscope::app::UsageError& error) {
-    std::cerr << "shardscope: " << error.what() << "\n";
-    return shardscope::app::kExitUsage;
-  } catch (const std::exception& error) {
-    std::cerr << "shardscope: error: " << error.what() << "\n";
-    return shardscope::app::kExitFindings;
-  }
-}
+int main(int argc, char** argv) { return shardscope::app::dispatch(argc, argv); }

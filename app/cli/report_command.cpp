@@ -5,7 +5,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
-#include "engine/environment.hpp"
+#include "profiler/environment_probe.hpp"
 
 namespace shardscope::app {
 
@@ -21,7 +21,7 @@ int run_report_command(const CommandArgs& args) {
     std::cout << parser.help_text();
     return kExitOk;
   }
-  const auto report = engine::collect_environment_report();
+  const auto report = profiler::collect_environment_report();
   if (parsed.has("json"))
     std::cout << sessions::report_to_json(report).dump(2) << "\n";
   else

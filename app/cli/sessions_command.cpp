@@ -15,6 +15,7 @@
 #include "configs/did_you_mean.hpp"
 #include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
+#include "sessions/display_text.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/host_probe.hpp"
 #include "sessions/session_compare.hpp"
@@ -28,9 +29,22 @@ namespace {
 using namespace sessions;
 using Table = std::vector<std::vector<std::string>>;
 
-// Columns padded to their widest cell; the first row is the header, underlined.
-void print_table(std::ostream& out, const Table& rows) {
-  if (rows.empty()) return;
+// Text from the session file, with control characters made visible (the file may be hostile).
+std::string shown(const std::string& text) { return escape_control_characters(text); }
+
+// JSON for scripts: ASCII only (so no C1 control or stray byte reaches a terminal), and a byte
+// that is not UTF-8 becomes U+FFFD instead of an exception.
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+// Columns padded to their widest cell; the first row is the header, underlined. Every cell is
+// shown escaped: names, hosts and timer names come from the session file.
+void print_table(std::ostream& out, const Table& raw_rows) {
+  if (raw_rows.empty()) return;
+  Table rows = raw_rows;
+  for (auto& row : rows)
+    for (auto& cell : row) cell = shown(cell);
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& row : rows)
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
@@ -93,12 +107,17 @@ std::string require_db(const ParsedArgs& parsed, const std::string& action) {
   return *db;
 }
 
-// Readers rely on the header check and on SQLite reporting damaged pages as they are read;
-// delete first reads every page (quick_check), so it never writes into a damaged file.
-Store open_store(const std::string& path, bool verify = false) {
+// Every open reads each page first (quick_check) and refuses a damaged file (exit 2, the damage
+// named), so nothing is shown from it and nothing written into it; `sqlite3 FILE .recover` is the
+// remedy. A writable open also marks sessions whose writer died as interrupted.
+Store open_store(const std::string& path) {
   StoreOpenOptions options;
-  options.verify_integrity = verify;
-  return Store::open(path, options);
+  options.integrity = IntegrityCheck::kRefuse;
+  Store store = Store::open(path, options);
+  if (const int marked = store.sessions_marked_interrupted(); marked > 0)
+    std::cerr << "shardscope sessions: note: " << marked << " session(s) recorded as running had lost their "
+              << "writer (killed or crashed) and are now marked interrupted\n";
+  return store;
 }
 
 std::vector<std::int64_t> resolve(Store& store, const std::vector<std::string>& selectors) {
@@ -145,7 +164,7 @@ int list_action(const CommandArgs& args) {
   if (parsed.has("json")) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& s : sessions) out.push_back(session_info_to_json(s));
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return kExitOk;
   }
   Table table{{"id", "name", "status", "started", "steps", "ranks", "hosts", "version", "config", "uid"}};
@@ -175,17 +194,18 @@ void print_hosts(const SessionDetail& d) {
 }
 
 void print_summary(const SessionDetail& d, const SessionSummary& s) {
-  std::cout << "session " << d.info.id << "  " << (d.info.name.empty() ? "(unnamed)" : d.info.name) << "  ["
-            << d.info.status << "]\n"
-            << "uid          " << d.info.uid << "\n"
+  std::cout << "session " << d.info.id << "  " << (d.info.name.empty() ? "(unnamed)" : shown(d.info.name)) << "  ["
+            << shown(d.info.status) << "]\n"
+            << "uid          " << shown(d.info.uid) << "\n"
             << "started      " << time_text(d.info.started_at) << "   wall time " << number(d.info.wall_time_s)
             << " s\n"
-            << "ranks        " << d.info.world_size << " on " << join(d.info.hosts) << "\n"
-            << "version      " << (d.info.shardscope_version.empty() ? "-" : d.info.shardscope_version) << " ("
-            << (d.info.git_hash.empty() ? "-" : d.info.git_hash) << ")   config "
-            << (d.info.config_hash.empty() ? "-" : d.info.config_hash) << "\n"
-            << "command      " << join(d.command_line, " ") << "\n"
-            << (d.info.origin.empty() ? "" : "origin       " + d.info.origin + " (a run of DeepSpeed itself)\n") << "\n";
+            << "ranks        " << d.info.world_size << " on " << shown(join(d.info.hosts)) << "\n"
+            << "version      " << (d.info.shardscope_version.empty() ? "-" : shown(d.info.shardscope_version)) << " ("
+            << (d.info.git_hash.empty() ? "-" : shown(d.info.git_hash)) << ")   config "
+            << (d.info.config_hash.empty() ? "-" : shown(d.info.config_hash)) << "\n"
+            << "command      " << shown(join(d.command_line, " ")) << "\n"
+            << (d.info.origin.empty() ? "" : "origin       " + shown(d.info.origin) + " (a run of DeepSpeed itself)\n")
+            << "\n";
   Table t{{"quantity", "value"}};
   t.push_back({"steps (timed)", std::to_string(s.steps) + " (" + std::to_string(s.timed_steps) + ")"});
   t.push_back({"step time median / p90 (ms)", number(s.median_step_ms) + " / " + number(s.p90_step_ms)});
@@ -252,11 +272,12 @@ int show_action(const CommandArgs& args) {
     nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}};
     if (profile) out["profile"] = profiler::to_json(*profile);
     if (memory) out["memory_prediction"] = memory_report_json(*memory);
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
   } else {
     print_summary(detail, summary);
-    if (memory) std::cout << "\n" << engine::session_memory_report_text(*memory);
-    if (profile) std::cout << "\n" << profiler::format_profile_analyses(*profile, profile_options);
+    if (memory) std::cout << "\n" << escape_control_characters(engine::session_memory_report_text(*memory), true);
+    if (profile)
+      std::cout << "\n" << escape_control_characters(profiler::format_profile_analyses(*profile, profile_options), true);
   }
   return kExitOk;
 }
@@ -298,7 +319,7 @@ void print_comparison(const SessionComparison& c, std::int64_t every, bool curve
       for (const auto& series : curve.smoothed) line.push_back(number(series[k]));
       ct.push_back(line);
     }
-    std::cout << "\n" << curve.metric << ":\n";
+    std::cout << "\n" << shown(curve.metric) << ":\n";
     print_table(std::cout, ct);
   }
 }
@@ -337,7 +358,7 @@ int compare_action(const CommandArgs& args) {
   Store store = open_store(require_db(parsed, "compare"));
   const auto comparison = compare_sessions(store, resolve(store, parsed.positionals), options);
   if (parsed.has("json"))
-    std::cout << comparison_to_json(comparison, parsed.has("curves")).dump(2) << "\n";
+    std::cout << json_text(comparison_to_json(comparison, parsed.has("curves"))) << "\n";
   else
     print_comparison(comparison, parsed.integer("every").value_or(1), parsed.has("curves"));
   return kExitOk;
@@ -379,7 +400,7 @@ int delete_action(const CommandArgs& args) {
       .flag("force", "also delete sessions that never recorded their end (a crashed run)");
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) return std::cout << parser.help_text(), kExitOk;
-  Store store = open_store(require_db(parsed, "delete"), true);
+  Store store = open_store(require_db(parsed, "delete"));
   const auto ids = resolve(store, parsed.positionals);
   if (!parsed.has("yes") && !::isatty(STDIN_FILENO))
     throw UsageError("'sessions delete' asks for confirmation and stdin is not a terminal; pass --yes in scripts");
@@ -387,7 +408,7 @@ int delete_action(const CommandArgs& args) {
   for (const auto id : ids) {
     const auto info = load_session(store, id).info;
     if (info.status == "running" && !parsed.has("force"))
-      throw UsageError("session " + std::to_string(id) + " '" + info.name +
+      throw UsageError("session " + std::to_string(id) + " '" + shown(info.name) +
                        "' is still running (no run end recorded): stop the run first, or pass --force if it "
                        "crashed");
   }
@@ -422,7 +443,7 @@ int run_sessions_command(const CommandArgs& args) {
     } catch (const SessionsError& error) {
       // Unreadable, foreign, newer or damaged files and unknown sessions are bad inputs (exit 2);
       // a failure to write (disk full, permissions) is an error of the run itself (exit 1).
-      std::cerr << "shardscope sessions " << name << ": error: " << error.what() << "\n";
+      std::cerr << "shardscope sessions " << name << ": error: " << escape_control_characters(error.what()) << "\n";
       return error.kind() == ErrorKind::kStorage ? kExitFindings : kExitUsage;
     }
   }

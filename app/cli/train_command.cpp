@@ -6,6 +6,8 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "engine/data/data_error.hpp"
+#include "engine/models/model_error.hpp"
 #include "engine/models/model_spec.hpp"
 #include "engine/training_run.hpp"
 
@@ -138,6 +140,12 @@ int run_train_command(const CommandArgs& args) {
   } catch (const engine::TrainConfigError& e) {
     std::cerr << e.what();
     return kExitFindings;
+  } catch (const engine::DataError& e) {  // an unreadable or mismatched token file: a bad input (README: 2)
+    std::cerr << "shardscope train: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const engine::ModelError& e) {  // weights that do not fit the model, a model too large to build
+    std::cerr << "shardscope train: error: " << e.what() << "\n";
+    return kExitUsage;
   }
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sessions/session_reader.hpp"
+#include "sessions/display_text.hpp"
 #include "sessions/store.hpp"
 
 namespace shardscope::gui {
@@ -99,10 +100,20 @@ Catalog load_catalog(const std::vector<std::string>& files) {
   Catalog catalog;
   for (const auto& file : files) {
     try {
-      ss::Store store = open_reader(file);
-      for (auto& info : ss::list_sessions(store)) catalog.rows.push_back({file, std::move(info)});
+      // Where the GUI opens a session file: quick_check first; a damaged file is still listed,
+      // read-only, with the damage named. Names come from the file and are shown escaped.
+      ss::StoreOpenOptions options;
+      options.read_only = true;
+      options.integrity = ss::IntegrityCheck::kWarn;
+      ss::Store store = ss::Store::open(file, options);
+      if (const std::string warning = ss::damage_warning(store); !warning.empty())
+        catalog.errors.push_back("warning: " + ss::escape_control_characters(warning));
+      for (auto& info : ss::list_sessions(store)) {
+        info.name = ss::escape_control_characters(info.name);
+        catalog.rows.push_back({file, std::move(info)});
+      }
     } catch (const std::exception& e) {
-      catalog.errors.push_back(file + ": " + e.what());
+      catalog.errors.push_back(file + ": " + ss::escape_control_characters(e.what()));
     }
   }
   return catalog;

@@ -25,7 +25,8 @@ struct CatalogRow {
   sessions::SessionInfo info;
 };
 
-/// Sessions of every file, newest first per file; unreadable files are named in `errors`.
+/// Sessions of every file, newest first per file; unreadable files, and damaged ones (listed
+/// read-only as far as they can be read), are named in `errors`.
 struct Catalog {
   std::vector<CatalogRow> rows;
   std::vector<std::string> errors;

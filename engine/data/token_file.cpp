@@ -3,11 +3,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "configs/input_file.hpp"
 #include "engine/data/data_error.hpp"
 
 namespace shardscope::engine {
@@ -36,19 +34,12 @@ TokenFormat parse_token_format(const std::string& text, const std::string& what)
 }
 
 TokenFile::TokenFile(const std::string& path, TokenFormat format) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0)
-    throw DataError(path + ": cannot open the token file (" + std::strerror(errno) +
-                    "); give a file written by nanoGPT's prepare.py or llm.c, or --data synthetic");
-  struct stat st {};
-  ::fstat(fd, &st);
-  map_bytes_ = static_cast<std::size_t>(st.st_size);
-  if (map_bytes_ == 0) {
-    ::close(fd);
-    throw DataError(path + ": the token file is empty");
-  }
-  void* map = ::mmap(nullptr, map_bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  // Opened without blocking and refused unless a regular file: a FIFO or a device has no size to
+  // map, and the map is bounded by the file's own size.
+  const configs::InputFile file(path, "token file");
+  map_bytes_ = static_cast<std::size_t>(file.size());
+  if (map_bytes_ == 0) throw DataError(path + ": the token file is empty");
+  void* map = ::mmap(nullptr, map_bytes_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
   if (map == MAP_FAILED) throw DataError(path + ": cannot map the token file (" + std::strerror(errno) + ")");
   map_ = static_cast<const unsigned char*>(map);
   header_ = map_bytes_ >= kLlmcHeaderBytes && int32_at(map_) == kLlmcMagic;

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <ostream>
 
-#include "engine/environment.hpp"
+#include "profiler/environment_probe.hpp"
 #include "engine/launcher/launch_error.hpp"
 #include "engine/launcher/launch_session.hpp"
 #include "engine/launcher/net_address.hpp"
@@ -171,7 +171,7 @@ void HostsLauncher::configure_run() {
     message("session " + session_->uid() + " in " + o.db_path + ", collector at " + session_->collector_address(),
             sessions::LogLevel::kInfo);
     environment_ =
-        request_.launch.environment_report ? request_.launch.environment_report() : collect_environment_report();
+        request_.launch.environment_report ? request_.launch.environment_report() : profiler::collect_environment_report();
   }
   send_jobs("train");
 }

@@ -48,7 +48,7 @@ struct LaunchRequest {
   EnvironmentPairs extra_env;                      ///< set on every rank after base_env (exports, secret)
   double grace_seconds = 10;
   bool handle_signals = true;
-  /// The session's environment report; unset = engine::collect_environment_report().
+  /// The session's environment report; unset = profiler::collect_environment_report().
   std::function<sessions::EnvironmentReport()> environment_report;
 };
 

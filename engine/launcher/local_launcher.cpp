@@ -11,7 +11,7 @@
 #include "engine/peak_flops.hpp"
 #include "configs/diagnostic.hpp"
 #include "configs/resolved_json.hpp"
-#include "engine/environment.hpp"
+#include "profiler/environment_probe.hpp"
 #include "engine/launcher/launch_error.hpp"
 #include "engine/launcher/launch_session.hpp"
 #include "engine/launcher/port_check.hpp"
@@ -219,7 +219,7 @@ LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std:
       << std::endl;
   // Probe the environment before any rank starts: the loop must not pause while ranks write.
   sessions::EnvironmentReport environment;
-  if (owns_run) environment = request.environment_report ? request.environment_report() : collect_environment_report();
+  if (owns_run) environment = request.environment_report ? request.environment_report() : profiler::collect_environment_report();
 
   SupervisorOptions options = supervisor_options(request, plan, out, err);
   std::vector<StartedRank> started_ranks;

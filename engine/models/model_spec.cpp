@@ -1,14 +1,9 @@
 #include "engine/models/model_spec.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "configs/did_you_mean.hpp"
-#include "engine/models/gpt2_model.hpp"
-#include "engine/models/llama_model.hpp"
-#include "engine/models/mlp_model.hpp"
+#include "configs/input_file.hpp"
 #include "engine/models/model_error.hpp"
 #include "estimator/estimator_error.hpp"
 #include "estimator/hf_config.hpp"
@@ -26,11 +21,8 @@ void require(bool ok, const std::string& message) {
 // The config's language-model object (multimodal configs nest it under text_config, as the
 // estimator's reader does).
 json read_config_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path + ": cannot open the config.json (check the path)");
-  std::stringstream text;
-  text << in.rdbuf();
-  json root = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const std::string text = configs::read_input_file(path, "Hugging Face config.json", configs::kMaxConfigFileBytes);
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!root.is_object()) throw ModelError(path + ": not a JSON object (is this a config.json?)");
   if (!root.contains("num_hidden_layers") && root.contains("text_config") && root["text_config"].is_object())
     return root["text_config"];
@@ -164,20 +156,6 @@ void validate_transformer_options(ModelKind kind, const TransformerOptions& o) {
 
 void validate_model_spec(const ModelSpec& spec) {
   if (spec.kind != ModelKind::kMlp) validate_transformer_options(spec.kind, spec.transformer);
-}
-
-std::shared_ptr<TrainableModel> build_model(const ModelSpec& spec, bool init_on_cuda, int cuda_index) {
-  validate_model_spec(spec);
-  std::shared_ptr<TrainableModel> model;
-  const torch::Device gpt2_device = init_on_cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(cuda_index))
-                                                 : torch::Device(torch::kCPU);
-  switch (spec.kind) {
-    case ModelKind::kMlp: model = std::make_shared<MlpModel>(spec.mlp); break;
-    case ModelKind::kGpt2: model = std::make_shared<Gpt2Model>(spec.transformer, gpt2_device); break;
-    case ModelKind::kLlama: model = std::make_shared<LlamaModel>(spec.transformer); break;
-  }
-  model->set_activation_checkpointing(spec.activation_checkpointing);
-  return model;
 }
 
 }  // namespace shardscope::engine

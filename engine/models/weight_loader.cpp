@@ -1,13 +1,12 @@
 #include "engine/models/weight_loader.hpp"
 
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "configs/did_you_mean.hpp"
+#include "configs/input_file.hpp"
 #include "engine/models/model_error.hpp"
 #include "engine/models/safetensors_file.hpp"
 #include "engine/models/trainable_model.hpp"
@@ -75,11 +74,8 @@ void check_tensor(const Located& at, const std::string& param_name, const torch:
 
 std::vector<std::string> safetensors_files(const std::string& path) {
   if (!ends_with(path, ".json")) return {path};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path + ": cannot open the safetensors index (check the path)");
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto index = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const std::string text = configs::read_input_file(path, "safetensors index", configs::kMaxIndexFileBytes);
+  const auto index = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
     throw ModelError(path + ": not a safetensors index: expected an object with a 'weight_map' object");
   const auto slash = path.rfind('/');

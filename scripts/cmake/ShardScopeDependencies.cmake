@@ -5,6 +5,16 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(Threads REQUIRED)
 
+# The fuzzing build (SHARDSCOPE_FUZZ=ON, clang) compiles only the LibTorch-free readers: no
+# LibTorch, CUDA, Qt or GoogleTest to find (tests/fuzz/CMakeLists.txt).
+if(SHARDSCOPE_FUZZ)
+  function(shardscope_print_feature_summary)
+    message(STATUS "ShardScope ${PROJECT_VERSION}: fuzzing build (libFuzzer targets with "
+                   "AddressSanitizer + UndefinedBehaviorSanitizer, ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION})")
+  endfunction()
+  return()
+endif()
+
 # LibTorch comes from the torch==2.11.0 wheel (scripts/install_deps.sh puts it in a venv outside
 # the checkout). When no prefix is given, ask that venv's python where the wheel's CMake files are.
 set(SHARDSCOPE_VENV "$ENV{HOME}/.cache/shardscope/venv" CACHE PATH "venv holding the torch wheel")
@@ -55,6 +65,22 @@ endif()
 set(SHARDSCOPE_TORCH_HAS_CUDA OFF)
 if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
   set(SHARDSCOPE_TORCH_HAS_CUDA ON)
+endif()
+# Facts of the LibTorch build for `shardscope report`, which does not load LibTorch: its version,
+# the CUDA version the wheel was built for (torch/version.py), and the wheel's nvidia/ folder
+# where the cuDNN and NCCL it loads live (its RPATH's $ORIGIN/../../nvidia).
+get_filename_component(_shardscope_torch_package "${Torch_DIR}/../../.." ABSOLUTE)
+set(SHARDSCOPE_LIBTORCH_VERSION "${Torch_VERSION}")
+set(SHARDSCOPE_TORCH_CUDA_VERSION "")
+set(SHARDSCOPE_TORCH_NVIDIA_DIR "")
+if(EXISTS "${_shardscope_torch_package}/version.py")
+  file(STRINGS "${_shardscope_torch_package}/version.py" _shardscope_cuda_line REGEX "^cuda")
+  if(_shardscope_cuda_line MATCHES "'([0-9.]+)'")
+    set(SHARDSCOPE_TORCH_CUDA_VERSION "${CMAKE_MATCH_1}")
+  endif()
+  get_filename_component(SHARDSCOPE_TORCH_NVIDIA_DIR "${_shardscope_torch_package}/../nvidia" ABSOLUTE)
+elseif(SHARDSCOPE_TORCH_HAS_CUDA AND SHARDSCOPE_HAS_CUDA)
+  set(SHARDSCOPE_TORCH_CUDA_VERSION "${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}")
 endif()
 
 # Optional GPU-side libraries, only meaningful with the toolkit.

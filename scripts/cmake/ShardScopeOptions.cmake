@@ -3,6 +3,9 @@ set(SHARDSCOPE_GUI "AUTO" CACHE STRING "Build shardscope-gui (ON, OFF, AUTO)")
 set(SHARDSCOPE_CUDA "AUTO" CACHE STRING "Compile CUDA kernels and CUPTI/NVTX code (ON, OFF, AUTO)")
 option(SHARDSCOPE_BUILD_TESTS "Build the ctest suite" ON)
 option(SHARDSCOPE_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
+# A separate build directory configured with clang: the libFuzzer targets of tests/fuzz/ over the
+# LibTorch-free libraries, with AddressSanitizer + UndefinedBehaviorSanitizer (scripts/fuzz.sh).
+option(SHARDSCOPE_FUZZ "Build only the libFuzzer targets (clang; ASan + UBSan)" OFF)
 
 find_program(SHARDSCOPE_CCACHE ccache)
 if(SHARDSCOPE_CCACHE)

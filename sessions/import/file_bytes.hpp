@@ -1,6 +1,8 @@
 #pragma once
-// Reading outside files with a bound: the size comes from the file itself (fstat), and a file
-// larger than the caller's limit is refused with its size named instead of read into memory.
+// Reading outside files with a bound: opened through configs::InputFile, so anything but a regular
+// file (a folder, a FIFO, a device) is refused by its type; the size comes from the file itself
+// (fstat), and a file larger than the caller's limit is refused with its size named instead of
+// read into memory.
 
 #include <cstddef>
 #include <cstdint>

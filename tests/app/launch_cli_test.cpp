@@ -32,76 +32,8 @@ namespace {
 using test::free_port;
 using test::process_gone;
 
-using Clock = std::chrono::steady_clock;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// `shardscope` running in the background, its output in files the test can watch.
-class RunningCli {
- public:
-  RunningCli(const std::vector<std::string>& args, const test::TempDir& dir)
-      : out_path_(dir.file("launcher.out")), err_path_(dir.file("launcher.err")) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<std::string> storage{SHARDSCOPE_CLI_PATH};
-    storage.insert(storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~RunningCli() {
-    if (pid_ > 0 && !exit_code_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  std::string out() const { return slurp(out_path_); }
-  std::string err() const { return slurp(err_path_); }
-  /// Waits until `ready(stdout, stderr)` holds; false after `seconds` or when the launcher ended.
-  bool wait_until(const std::function<bool(const std::string&, const std::string&)>& ready, double seconds) {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-    while (Clock::now() < deadline) {
-      if (ready(out(), err())) return true;
-      if (::waitpid(pid_, nullptr, WNOHANG | WNOWAIT) == pid_) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-  /// The exit code as a shell reports it (128 + signal when killed).
-  int wait() {
-    if (!exit_code_) {
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    return *exit_code_;
-  }
-
- private:
-  std::string out_path_, err_path_;
-  pid_t pid_ = -1;
-  std::optional<int> exit_code_;
-};
-
-// The pid the launcher printed for `rank` ("rank 1 pid 1234 (cpu)"), or -1.
-pid_t rank_pid(const std::string& launcher_err, int rank) {
-  const std::regex pattern("rank " + std::to_string(rank) + " pid ([0-9]+)");
-  std::smatch m;
-  return std::regex_search(launcher_err, m, pattern) ? static_cast<pid_t>(std::stoi(m[1].str())) : -1;
-}
 
 constexpr const char* kSingleRankOnly = "this build trains one rank per run";
 

@@ -110,5 +110,46 @@ TEST_F(TrainCli, UnreachableCollectorFailsFast) {
   EXPECT_NE(r.err.find("127.0.0.1:9"), std::string::npos) << r.err;
 }
 
+// README: exit code 2 for unreadable inputs, from every reader `train` uses (it exited 1).
+TEST_F(TrainCli, UnreadableInputsExit2NamingTheFile) {
+  const std::string config = dir_ + "/ds.json";
+  const std::vector<std::string> gpt2{"--model", "gpt2", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "64",
+                                      "--seq-len", "16"};
+  struct Case {
+    std::vector<std::string> args;
+    std::string phrase;
+  };
+  std::vector<Case> cases = {
+      {{"--config", dir_ + "/missing.json", "--model", "mlp"}, dir_ + "/missing.json: no such file"},
+      {{"--config", dir_, "--model", "mlp"}, dir_ + ": is a directory, not a JSON config file"},
+      {{"--config", "/dev/zero", "--model", "mlp"}, "/dev/zero: is a character device"},
+      {{"--config", config, "--model", "gpt2", "--model-config", "/dev/zero"}, "/dev/zero: is a character device"},
+  };
+  for (auto extra : std::vector<std::vector<std::string>>{{"--data", dir_}, {"--weights", dir_ + "/absent.safetensors"}}) {
+    Case c{{"--config", config}, extra[1] + (extra[0] == "--data" ? ": is a directory, not a token file" : ": no such file")};
+    c.args.insert(c.args.end(), gpt2.begin(), gpt2.end());
+    c.args.insert(c.args.end(), extra.begin(), extra.end());
+    cases.push_back(c);
+  }
+  for (const auto& c : cases) {
+    std::vector<std::string> args{"train", "--steps", "1", "--device", "cpu"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << c.phrase << ": " << r.err;
+    EXPECT_NE(r.err.find(c.phrase), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(TrainCli, AModelTooLargeToBuildIsOneLineNotABacktrace) {
+  // 2^31 x 8192 embeddings: 70 TB of fp32, which no allocator grants.
+  const auto r = run_cli({"train", "--config", dir_ + "/ds.json", "--model", "gpt2", "--vocab", "2147483647", "--hidden",
+                          "8192", "--heads", "64", "--layers", "1", "--seq-len", "16", "--steps", "1", "--device", "cpu"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("cannot build the gpt2 model ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("make it smaller (--layers, --hidden, --vocab or the model config)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Exception raised from"), std::string::npos) << "a c10 backtrace: " << r.err;
+  EXPECT_EQ(r.err.find("frame #"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace shardscope::testing

@@ -124,4 +124,15 @@ TEST_F(ValidateCli, StrictTurnsOnPolicyLints) {
   EXPECT_NE(strict.output.find(": note: 1 comment(s)"), std::string::npos) << strict.output;
 }
 
+// Issue 22's campaign: `validate /dev/zero` grew to 1.7 GB and never ended; a directory gave
+// "basic_filebuf::underflow".
+TEST_F(ValidateCli, DevicesAndDirectoriesAreRefusedByTypeWithExit2) {
+  const CliRun dev = run_cli("/dev/zero");
+  EXPECT_EQ(dev.exit_code, 2) << dev.output;
+  EXPECT_NE(dev.output.find("/dev/zero: is a character device, not a JSON config file"), std::string::npos) << dev.output;
+  const CliRun dir = run_cli(SHARDSCOPE_TEST_DATA_DIR);
+  EXPECT_EQ(dir.exit_code, 2) << dir.output;
+  EXPECT_NE(dir.output.find(": is a directory, not a JSON config file"), std::string::npos) << dir.output;
+}
+
 }  // namespace

@@ -134,5 +134,29 @@ TEST(EstimateCli, ListGpusAndHelp) {
   EXPECT_NE(top.out.find("estimate"), std::string::npos);
 }
 
+// Issue 22's campaign: the estimate printed "-9223372036854775808M total params" and exited 0.
+TEST(EstimateCli, AShapeBeyondAnyModelIsRefusedNotPrintedAsANegativeCount) {
+  const std::string path = std::filesystem::temp_directory_path() / "shardscope_huge_config.json";
+  std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 2147483647, "num_hidden_layers": 2147483647,
+      "num_attention_heads": 1, "intermediate_size": 2147483647, "vocab_size": 2147483647,
+      "max_position_embeddings": 4096})";
+  const auto r = run_cli({"estimate", "--hf-config", path});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.find("-9223372036854775808"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("the estimator accepts"), std::string::npos) << r.err;
+  std::filesystem::remove(path);
+}
+
+TEST(EstimateCli, FilesThatAreNotFilesExit2NamingThem) {
+  for (const auto& flag : {"--hf-config", "--safetensors"}) {
+    const auto dev = run_cli({"estimate", flag, "/dev/zero"});
+    EXPECT_EQ(dev.exit_code, 2) << flag;
+    EXPECT_NE(dev.err.find("/dev/zero: is a character device"), std::string::npos) << dev.err;
+    const auto dir = run_cli({"estimate", flag, "/tmp"});
+    EXPECT_EQ(dir.exit_code, 2) << flag;
+    EXPECT_NE(dir.err.find("/tmp: is a directory"), std::string::npos) << dir.err;
+  }
+}
+
 }  // namespace
 }  // namespace shardscope::estimator

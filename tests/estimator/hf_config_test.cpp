@@ -136,5 +136,36 @@ TEST(HfConfig, MissingFile) {
   EXPECT_THROW(describe_hf_config_file(fixture("no-such.json"), HfConfigOptions{}), EstimatorError);
 }
 
+// Issue 22's campaign: numbers beyond a double, shapes beyond any model, files that are not files.
+TEST(HfConfig, ANumberBeyondADoubleNamesTheFileLineAndKey) {
+  EXPECT_EQ(error_of("{\"model_type\": \"llama\",\n  \"rope_theta\": 1e999}"),
+            "cfg.json:2: the number 1e999 of key 'rope_theta' is beyond the range of a 64-bit float (about 1.8e308); "
+            "write a finite value");
+}
+
+TEST(HfConfig, ShapesBeyondTheBoundsAreErrorsNamingTheKey) {
+  EXPECT_EQ(error_of(R"({"model_type": "llama", "hidden_size": 4294967296, "num_hidden_layers": 2,
+                         "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 10})"),
+            "cfg.json: key 'hidden_size' must be a positive integer up to 2147483647, got 4294967296");
+  // Every key in bounds, but together far beyond any model: the count is refused, not printed
+  // as -9223372036854775808M.
+  const std::string huge = error_of(R"({"model_type": "llama", "hidden_size": 2147483647, "num_hidden_layers": 2147483647,
+                         "num_attention_heads": 1, "intermediate_size": 2147483647, "vocab_size": 2147483647,
+                         "max_position_embeddings": 4096})");
+  EXPECT_NE(huge.find("cfg.json (llama): the model would have "), std::string::npos) << huge;
+  EXPECT_NE(huge.find("parameters, above the 1e+15 the estimator accepts"), std::string::npos) << huge;
+}
+
+TEST(HfConfig, ADirectoryOrADeviceIsRefusedByType) {
+  for (const char* path : {"/dev/zero", "/tmp"}) {
+    try {
+      describe_hf_config_file(path, HfConfigOptions{});
+      FAIL() << path << " was read";
+    } catch (const EstimatorError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a Hugging Face config.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace shardscope::estimator

@@ -119,7 +119,7 @@ void kill_child(pid_t child) {
 
 Store open_verified(const std::string& path) {
   StoreOpenOptions options;
-  options.verify_integrity = true;
+  options.integrity = IntegrityCheck::kRefuse;
   return Store::open(path, options);
 }
 

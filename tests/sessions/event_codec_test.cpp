@@ -1,5 +1,6 @@
 #include "sessions/event_codec.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -189,6 +190,42 @@ TEST(EventCodec, MalformedPayloadsAreRejected) {
   const std::uint32_t huge = 0x7fffffff;
   std::memcpy(&batch[4 + 1 + 4], &huge, 4);
   EXPECT_THROW(decode_frame_payload(batch.data() + 4, batch.size() - 4), ProtocolError);
+}
+
+// Found by tests/fuzz/collector_fuzzer: a RunStart whose config is not JSON decoded fine, then
+// failed every transaction, and the collector retried that batch forever.
+TEST(EventCodec, ARunStartWhoseConfigIsNotJsonIsAProtocolError) {
+  RunStart start;
+  start.config_json = R"({"zero_optimization": {"stage": 2},\x80)";
+  std::string bytes;
+  encode_event(start, bytes);
+  try {
+    decode_frame_payload(bytes.data() + 4, bytes.size() - 4);
+    FAIL() << "a config that is not JSON was accepted";
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed RunStart frame: the config is not valid JSON"), std::string::npos)
+        << e.what();
+  }
+  start.config_json.clear();  // no config at all is fine
+  bytes.clear();
+  encode_event(start, bytes);
+  EXPECT_NO_THROW(decode_frame_payload(bytes.data() + 4, bytes.size() - 4));
+}
+
+// Found by tests/fuzz/collector_fuzzer: a NaN latency is stored as NULL in a NOT NULL column, so
+// its batch failed every transaction and the collector retried it forever.
+TEST(EventCodec, NaNWhereTheStoreNeedsANumberIsAProtocolError) {
+  std::string comm, timer;
+  encode_event(CommRecord{0, 1, "all_reduce", 8, std::nan(""), 1, 1, 2}, comm);
+  encode_event(TimerBreakdown{0, 1, {{"forward", std::nan("")}}}, timer);
+  for (const auto* bytes : {&comm, &timer}) {
+    try {
+      decode_frame_payload(bytes->data() + 4, bytes->size() - 4);
+      FAIL() << "a NaN was accepted";
+    } catch (const ProtocolError& e) {
+      EXPECT_NE(std::string(e.what()).find("is NaN"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(EventCodec, RecordCountsCountBatchMembers) {

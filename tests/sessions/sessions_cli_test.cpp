@@ -1,5 +1,9 @@
 // `shardscope sessions ...` run as a user would: tables, --json, export, delete, and exit code 2
 // with a clear message for every kind of bad file given to every subcommand.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <future>
 
@@ -180,6 +184,70 @@ TEST_F(SessionsCli, BadFilesGiveAClearErrorAndExitCode2Everywhere) {
   for (std::size_t i = 0; i < files.size(); ++i)
     EXPECT_EQ(testing::read_bytes(files[i].first), before[i]) << files[i].first << " was modified";
   for (const auto& f : {text, foreign, truncated, corrupted}) testing::remove_store(f);
+}
+
+// Issue 22's campaign, as a user at a shell would meet it.
+TEST_F(SessionsCli, AFifoAsDbIsRefusedAtOnceWithExit2) {
+  const std::string fifo = testing::temp_path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = run_cli({"sessions", "list", "--db", fifo});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(fifo + " is a FIFO (named pipe), not a session store file"), std::string::npos) << r.err;
+  ::unlink(fifo.c_str());
+}
+
+TEST_F(SessionsCli, AnImportOfAFifoLogIsRefusedAtOnceWithExit2) {
+  const std::string fifo = testing::temp_path("fifo_log");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = run_cli({"sessions", "import", "--db", db_, "--log", fifo});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(fifo + ": is a FIFO (named pipe), not a file to import"), std::string::npos) << r.err;
+  ::unlink(fifo.c_str());
+}
+
+TEST_F(SessionsCli, ExportRefusesASymlinkTargetAndLeavesWhatItPointsTo) {
+  const std::string victim = testing::temp_path("victim"), link = testing::temp_path("link");
+  testing::write_bytes(victim, "keep me");
+  ASSERT_EQ(::symlink(victim.c_str(), link.c_str()), 0);
+  const auto r = run_cli({"sessions", "export", "--all", "--db", db_, "--json", link});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(link + " exists and is a symbolic link; an export replaces only a regular file"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(testing::read_bytes(victim), "keep me");
+  ::unlink(link.c_str());
+}
+
+TEST_F(SessionsCli, NamesAndHostsFromTheFileArePrintedWithEscapesVisible) {
+  {
+    Store store = Store::open(db_);
+    StoreWriter writer(store);
+    RunStart start = testing::sample_run_start("evil\x1b]0;owned\x07\x1b[2J", 1, "{}");
+    start.ranks.at(0).host = "host\x1b[31m";
+    writer.write("uid-evil", {start});
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"sessions", "list", "--db", db_}, {"sessions", "show", "uid-evil", "--db", db_}}) {
+    const auto r = run_cli(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "an escape sequence reached the terminal: " << args[1];
+    EXPECT_NE(r.out.find("evil\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << r.out;
+  }
+  const auto json = run_cli({"sessions", "list", "--db", db_, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(json.out)[0]["name"], "evil\x1b]0;owned\x07\x1b[2J") << "JSON keeps the exact text";
+}
+
+TEST_F(SessionsCli, ADamagedTablePrintsOneShortLine) {
+  {
+    SqliteDb db(db_, false, false);
+    db.exec("ALTER TABLE steps RENAME COLUMN step_time_ms TO gone");
+  }
+  const auto r = run_cli({"sessions", "show", "alpha", "--db", db_});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_LT(r.err.size(), 400u) << r.err;
+  EXPECT_NE(r.err.find("its tables are damaged (SQLite: no such column: step_time_ms"), std::string::npos) << r.err;
 }
 
 }  // namespace

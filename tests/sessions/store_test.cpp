@@ -21,12 +21,6 @@ using testing::remove_store;
 using testing::temp_path;
 using testing::write_bytes;
 
-Store create(const std::string& path) {
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  return Store::open(path, options);
-}
-
 ErrorKind open_error(const std::string& path, StoreOpenOptions options = {}) {
   try {
     Store::open(path, options);
@@ -49,12 +43,12 @@ std::string open_message(const std::string& path) {
 TEST(Store, CreatesAStampedWalStore) {
   const auto path = temp_path("create");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     EXPECT_EQ(store.schema_version(), kSchemaVersion);
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
-    EXPECT_EQ(store.migrations_applied().size(), 5u);  // 0 -> 1 -> 2 -> 3 -> 4 -> 5 on a fresh file
+    EXPECT_EQ(store.migrations_applied().size(), 6u);  // 0 -> 1 -> ... -> 6 on a fresh file
   }
   Store again = Store::open(path);
   EXPECT_TRUE(again.migrations_applied().empty());
@@ -129,7 +123,7 @@ TEST(Store, ForeignSqliteFileIsRejectedUntouched) {
 
 TEST(Store, NewerSchemaIsRejectedUntouched) {
   const auto path = temp_path("newer");
-  { create(path).checkpoint(); }
+  { testing::create_store(path).checkpoint(); }
   {
     SqliteDb db(path, false, false);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
@@ -144,7 +138,7 @@ TEST(Store, NewerSchemaIsRejectedUntouched) {
 TEST(Store, TruncatedFileIsCorrupt) {
   const auto path = temp_path("truncated");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     writer.write("u", testing::sample_steps(2, 200));
     store.checkpoint();
@@ -161,7 +155,7 @@ TEST(Store, TruncatedFileIsCorrupt) {
 TEST(Store, CorruptedPagesAreReportedByVerification) {
   const auto path = temp_path("corrupted");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     writer.write("u", testing::sample_steps(2, 300));
     store.checkpoint();
@@ -172,7 +166,7 @@ TEST(Store, CorruptedPagesAreReportedByVerification) {
     for (std::size_t j = 0; j < 512; ++j) bytes[i + j] = static_cast<char>(0xA5 ^ j);
   write_bytes(path, bytes);
   StoreOpenOptions verify;
-  verify.verify_integrity = true;
+  verify.integrity = IntegrityCheck::kRefuse;
   EXPECT_EQ(open_error(path, verify), ErrorKind::kCorrupt);
 }
 
@@ -187,14 +181,15 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
     EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'session_tags'"), 0);
   }
   Store store = Store::open(path);
-  ASSERT_EQ(store.migrations_applied().size(), 4u);
+  ASSERT_EQ(store.migrations_applied().size(), 5u);
   EXPECT_EQ(store.migrations_applied()[0], "1 -> 2: add session tags");
   EXPECT_EQ(store.migrations_applied()[1], "2 -> 3: add kernel launch details and copy throughput to activities");
   EXPECT_EQ(store.migrations_applied()[2],
             "3 -> 4: add session origin, scalar series and comm summaries (imported and watched runs)");
-  EXPECT_EQ(store.migrations_applied()[3],
-            "4 -> 5: add the hosts of a run with their clock offsets, and the ranks' environment variables");
-  EXPECT_EQ(store.schema_version(), 5);
+  EXPECT_EQ(store.migrations_applied()[3], "4 -> 5: record the writer (host, pid, process start) of each session");
+  EXPECT_EQ(store.migrations_applied()[4],
+            "5 -> 6: add the hosts of a run with their clock offsets, and the ranks' environment variables");
+  EXPECT_EQ(store.schema_version(), 6);
   const auto sessions = list_sessions(store);
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0].name, "old run");
@@ -206,7 +201,7 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
   SessionFilter filter;
   filter.tag = "baseline";
   EXPECT_EQ(list_sessions(store, filter).size(), 1u);
-  HostReport host;  // and the hosts table of version 5
+  HostReport host;  // and the hosts table of version 6
   host.host = "node-b";
   host.node_rank = 1;
   host.clock_offset_s = 0.5;
@@ -238,7 +233,7 @@ std::string plan(SqliteDb& db, const std::string& sql) {
 // The queries of the reader must be index range scans, never full scans of the big tables.
 TEST(Store, ReaderQueriesUseIndexes) {
   const auto path = temp_path("plans");
-  Store store = create(path);
+  Store store = testing::create_store(path);
   auto& db = store.db();
   const auto curve = plan(db, "SELECT step, AVG(loss) FROM steps WHERE session_id = 1 AND loss IS NOT NULL GROUP BY step");
   EXPECT_NE(curve.find("USING PRIMARY KEY (session_id=?)"), std::string::npos) << curve;

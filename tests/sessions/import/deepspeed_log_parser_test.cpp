@@ -178,6 +178,20 @@ TEST(DeepSpeedLogParser, GarbageAndHugeLinesAreKeptAsLogLinesOnly) {
   EXPECT_EQ(lines.back().text.size(), 64u << 10);  // cut at 64 KiB
 }
 
+// Found by deepspeed_log_fuzzer: a message size beyond int64 ("4.0YB") was cast to int64 (UB).
+TEST(DeepSpeedLogParser, ACommSizeBeyondInt64IsNotARow) {
+  const std::string header =
+      "Comm. Op            Message Size        Count               Total Latency(ms)   Avg Latency(ms)     "
+      "tput_avg (Gbps)     busbw_avg (Gbps)    \nbroadcast\n";
+  const auto parsed = parse(header + "                    4.0YB               1                   15.26               "
+                                     "15.26               0.00                0.00                \n"
+                                     "                    128.0 B             2                   9.13                "
+                                     "4.57                0.00                0.00                \n");
+  const auto rows = parsed.all<CommSummary>();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].message_bytes, 128);
+}
+
 TEST(StepMerger, MonitorValuesWinAndTheLogFillsGaps) {
   StepMerger merger;
   StepMetrics log_row{0, 2, 0, 10.0, std::nullopt, 0.1, std::nullopt, std::nullopt, false, 80.0};

@@ -1,0 +1,98 @@
+// The commands that do not train start without LibTorch (docs/reliability.md, "Start-up"): the
+// `shardscope` executable links only the LibTorch-free libraries and loads the engine module
+// (shardscope-engine.so) just for train, launch and ckpt.
+#include <gtest/gtest.h>
+
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/app/cli_process.hpp"
+#include "tests/engine/temp_dir.hpp"
+
+extern char** environ;
+
+namespace shardscope::testing {
+namespace {
+
+// The dynamic loader's own account of the libraries it opened (glibc's LD_DEBUG=libs, on stderr).
+std::string libraries_loaded_by(const std::vector<std::string>& args) {
+  return run_cli(args, {"LD_DEBUG=libs"}).err;
+}
+
+bool mentions_libtorch(const std::string& loader_log) { return loader_log.find("libtorch") != std::string::npos; }
+
+std::string template_path() { return std::string(SHARDSCOPE_SOURCE_DIR) + "/configs/templates/zero3.json"; }
+
+TEST(StartupCli, CommandsThatDoNotTrainLoadNoLibTorch) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"--help"},
+      {"validate", template_path()},
+      {"estimate", "--params", "7e9", "--gpus-per-node", "8", "--gpu", "H100-80GB"},
+      {"sessions", "list", "--db", "/nonexistent.db"},
+      {"sessions", "import", "--help"},
+      {"watch", "--help"},
+      {"report", "--json"},
+      {"train", "--help-me"},  // an unknown flag of an engine command is reported by the module
+  };
+  for (std::size_t i = 0; i + 1 < commands.size(); ++i)
+    EXPECT_FALSE(mentions_libtorch(libraries_loaded_by(commands[i]))) << commands[i][0] << " loaded LibTorch";
+  // The check can see LibTorch: the engine module's commands do load it.
+  EXPECT_TRUE(mentions_libtorch(libraries_loaded_by(commands.back())));
+}
+
+// Runs `argv` (no shell), stdout to /dev/null and stderr to `err_path`; the exit code, and the
+// child's resource usage in `usage`.
+int run_program(const std::vector<std::string>& args, const std::string& err_path, rusage& usage) {
+  std::vector<std::string> storage = args;
+  const auto argv = null_terminated(storage);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  ::wait4(pid, &status, 0, &usage);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(StartupCli, ValidatingATemplateTakesUnder50Milliseconds) {
+  // User plus system CPU seconds, the best of 5 (the machine is shared, so not wall time).
+  double best = 1e9;
+  for (int i = 0; i < 5; ++i) {
+    rusage usage{};
+    ASSERT_EQ(run_program({SHARDSCOPE_CLI_PATH, "validate", template_path()}, "/dev/null", usage), 0);
+    best = std::min(best, static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                              (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
+  }
+  EXPECT_LT(best, 0.050) << "CPU seconds of `shardscope validate` (loading LibTorch alone takes ~0.5 s)";
+}
+
+TEST(StartupCli, AMissingEngineModuleIsNamedWithTheRemedy) {
+  test::TempDir dir;
+  const std::string copy = dir.file("shardscope");  // the executable alone, without its module
+  std::filesystem::copy_file(SHARDSCOPE_CLI_PATH, copy);
+  rusage usage{};
+  EXPECT_EQ(run_program({copy, "train", "--help"}, dir.file("err"), usage), 1);
+  std::ifstream in(dir.file("err"));
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(err.find("'train' needs the engine module " + dir.file("shardscope-engine.so")), std::string::npos) << err;
+  EXPECT_NE(err.find("rebuild it (cmake --build build --target shardscope)"), std::string::npos) << err;
+  EXPECT_EQ(run_program({copy, "validate", template_path()}, dir.file("err"), usage), 0)
+      << "the executable's own commands need no module";
+}
+
+}  // namespace
+}  // namespace shardscope::testing

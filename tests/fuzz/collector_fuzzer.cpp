@@ -1,0 +1,115 @@
+// libFuzzer target: the event decoder fed into a live collector and its store. Each input is the
+// byte stream a rank sends after its connection setup: first decoded in-process (fast, so the
+// codec sees most inputs), then sent over TCP to one Collector running for the whole fuzzing
+// run, which must log and close a bad connection, commit a good one and go idle, never crash or
+// hang (a batch it could never commit would be retried forever). Every 500 inputs the store must
+// pass PRAGMA integrity_check.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "sessions/collector.hpp"
+#include "sessions/errors.hpp"
+#include "sessions/event_codec.hpp"
+#include "sessions/sqlite_db.hpp"
+#include "tests/fuzz/fuzz_input.hpp"
+
+namespace {
+
+using namespace shardscope::sessions;
+
+// The client side of a connection's setup, as a rank does it: connect, then say Hello. When the
+// collector's handshake changes (an authenticated Hello), this is the one function to adapt.
+int connect_as_rank(int port, const std::string& session_uid, int rank) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+    shardscope::fuzz::fail("cannot connect to the collector");
+  Hello hello;
+  hello.session_uid = session_uid;
+  hello.rank = rank;
+  hello.host = "fuzz-host";
+  hello.pid = ::getpid();
+  std::string frame;
+  encode_hello(hello, frame);
+  if (::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(frame.size()))
+    shardscope::fuzz::fail("cannot send Hello");
+  return fd;
+}
+
+struct LiveCollector {
+  std::string db_path;
+  std::unique_ptr<Collector> collector;
+};
+
+LiveCollector& live_collector() {
+  static LiveCollector live = [] {
+    char folder[] = "/tmp/shardscope-fuzz-collector-XXXXXX";
+    if (!::mkdtemp(folder)) shardscope::fuzz::fail("mkdtemp");
+    LiveCollector l;
+    l.db_path = std::string(folder) + "/collector.db";
+    CollectorOptions options;
+    options.db_path = l.db_path;
+    options.drain_idle_ms = 50;
+    // Bad connections are expected; SHARDSCOPE_FUZZ_LOG=1 shows what the collector says of them.
+    options.log = [](CollectorLogLevel, const std::string& text) {
+      if (std::getenv("SHARDSCOPE_FUZZ_LOG")) std::fprintf(stderr, "collector: %s\n", text.c_str());
+    };
+    l.collector = std::make_unique<Collector>(options);
+    l.collector->start();
+    return l;
+  }();
+  return live;
+}
+
+void decode_in_process(const std::uint8_t* data, std::size_t size) {
+  FrameDecoder decoder;
+  decoder.feed(reinterpret_cast<const char*>(data), size);
+  try {
+    Frame frame;
+    while (decoder.next(frame)) {
+    }
+  } catch (const ProtocolError&) {
+  }
+}
+
+void check_store_integrity(const std::string& path) {
+  SqliteDb db(path, false, true);
+  const std::string result = db.query_text("PRAGMA integrity_check");
+  if (result != "ok") shardscope::fuzz::fail("the collector's store failed integrity_check: " + result);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  decode_in_process(data, size);
+  LiveCollector& live = live_collector();
+  const int fd = connect_as_rank(live.collector->port(), "fuzz-session", static_cast<int>(size % 4));
+  std::size_t sent = 0;
+  while (sent < size) {
+    const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the collector closed a connection it found broken: that is its job
+    sent += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (!live.collector->wait_until_committed(9000)) {  // under libFuzzer's -timeout=10
+    const CollectorStats stats = live.collector->stats();
+    shardscope::fuzz::fail("the collector did not go idle in 9 s: " + std::to_string(stats.records_received) +
+                           " records received, " + std::to_string(stats.records_committed) + " committed, " +
+                           std::to_string(stats.write_failures) + " failed transactions");
+  }
+  static int inputs = 0;
+  if (++inputs % 500 == 0) check_store_integrity(live.db_path);
+  return 0;
+}

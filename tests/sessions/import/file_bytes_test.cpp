@@ -1,0 +1,95 @@
+// The importers' one way to read an outside file (sessions/import/file_bytes.hpp): refused by type
+// before a byte is read (a FIFO named as a DeepSpeed log would block an import forever), bounded
+// by the file's own size and the caller's cap, and a growing file read in pieces.
+#include "sessions/import/file_bytes.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "sessions/import/deepspeed_import.hpp"
+#include "sessions/import/import_error.hpp"
+#include "sessions/session_reader.hpp"
+#include "sessions/store.hpp"
+#include "tests/sessions/session_fixtures.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string import_message(const std::string& path, std::size_t cap) {
+  try {
+    read_file_bytes(path, cap);
+  } catch (const ImportError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+TEST(ImportFileBytes, AFifoIsRefusedByItsTypeAtOnce) {
+  const std::string fifo = testing::temp_path("import_fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = import_message(fifo, kMaxTextFileBytes);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_NE(message.find(fifo), std::string::npos) << message;
+  EXPECT_NE(message.find("FIFO"), std::string::npos) << message;
+  EXPECT_THROW(read_file_from(fifo, 0, 16), ImportError);
+  fs::remove(fifo);
+}
+
+TEST(ImportFileBytes, FoldersAndDevicesAreRefusedNamingThePath) {
+  const std::string folder = testing::temp_path("import_folder");
+  fs::create_directories(folder);
+  EXPECT_NE(import_message(folder, kMaxTextFileBytes).find("directory"), std::string::npos);
+  EXPECT_NE(import_message("/dev/zero", kMaxTextFileBytes).find("character device"), std::string::npos);
+  fs::remove(folder);
+}
+
+TEST(ImportFileBytes, AFileAboveTheCapIsRefusedWithItsSize) {
+  const std::string path = testing::temp_path("import_cap");
+  std::ofstream(path) << std::string(100, 'x');
+  EXPECT_EQ(read_file_bytes(path, 100), std::string(100, 'x'));
+  const std::string message = import_message(path, 99);
+  EXPECT_NE(message.find("100 bytes, more than the 99"), std::string::npos) << message;
+  fs::remove(path);
+}
+
+TEST(ImportFileBytes, AGrowingFileIsReadFromAnOffsetUpToItsEnd) {
+  const std::string path = testing::temp_path("import_growing");
+  std::ofstream(path) << "step,loss\n1,4.5\n";
+  EXPECT_EQ(read_file_from(path, 10, 100), "1,4.5\n");
+  std::ofstream(path, std::ios::app) << "2,4.1\n";
+  EXPECT_EQ(read_file_from(path, 16, 3), "2,4");
+  EXPECT_EQ(read_file_from(path, 22, 100), "");
+  fs::remove(path);
+}
+
+TEST(ImportFileBytes, AnImportOfAFifoLogFailsNamingIt) {
+  const std::string fifo = testing::temp_path("import_fifo_log");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto db = testing::temp_path("import_fifo_db");
+  StoreOpenOptions options;
+  options.create_if_missing = true;
+  Store store = Store::open(db, options);
+  DeepSpeedImportSources sources;
+  sources.log_files = {fifo};
+  try {
+    import_deepspeed_run(store, sources);
+    FAIL() << "a FIFO log was imported";
+  } catch (const ImportError& error) {
+    EXPECT_NE(std::string(error.what()).find(fifo), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(list_sessions(store).empty());
+  fs::remove(fifo);
+  testing::remove_store(db);
+}
+
+}  // namespace
+}  // namespace shardscope::sessions
