@@ -2,17 +2,23 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include <torch/cuda.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "engine/launcher/launch_error.hpp"
+#include "engine/launcher/net_address.hpp"
 
 #ifdef SHARDSCOPE_TORCH_HAS_NCCL
 #include <c10/cuda/CUDAFunctions.h>
@@ -68,6 +74,19 @@ bool not_supported(const c10::Error& e) {
 
 }  // namespace
 
+torch::Device resolve_rank_device(const std::string& text, int local_rank) {
+  if (text == "auto")
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, local_rank) : torch::Device(torch::kCPU);
+  if (text == "cuda" && !torch::cuda::is_available())
+    throw std::invalid_argument("--device cuda: no CUDA device is visible here (see `shardscope report`)");
+  if (text == "cuda") return torch::Device(torch::kCUDA, local_rank);
+  try {
+    return torch::Device(text);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--device '" + text + "' is not auto, cpu, cuda or cuda:N");
+  }
+}
+
 std::chrono::milliseconds communicator_timeout_from_environment() {
   if (auto seconds = env_long("SHARDSCOPE_COMM_TIMEOUT")) return std::chrono::seconds(*seconds);
   if (auto minutes = env_long("DEEPSPEED_TIMEOUT")) return std::chrono::minutes(*minutes);
@@ -76,9 +95,11 @@ std::chrono::milliseconds communicator_timeout_from_environment() {
 
 CommunicatorOptions communicator_options_from_environment() {
   CommunicatorOptions o;
-  o.rank = static_cast<int>(first_env({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}).value_or(0));
-  o.world_size = static_cast<int>(first_env({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}).value_or(1));
-  o.local_rank = static_cast<int>(first_env({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}).value_or(0));
+  o.rank = static_cast<int>(first_env({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}).value_or(0));
+  o.world_size =
+      static_cast<int>(first_env({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}).value_or(1));
+  o.local_rank = static_cast<int>(
+      first_env({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}).value_or(0));
   if (o.world_size < 1) throw std::invalid_argument("WORLD_SIZE must be at least 1");
   if (o.rank >= o.world_size)
     throw std::invalid_argument("RANK=" + std::to_string(o.rank) + " is not below WORLD_SIZE=" +
@@ -158,6 +179,38 @@ void CommHandle::wait() {
   }
 }
 
+namespace {
+
+// c10d's TCPStore binds its server to every interface (TCPStoreOptions has no address), so rank 0
+// binds the socket to MASTER_ADDR itself and hands it over: the rendezvous is reachable only on
+// the address the run uses.
+int bind_store_socket(const CommunicatorOptions& o) {
+  const int fd = launcher::bind_listener(o.master_addr, o.master_port);
+  if (fd >= 0) return fd;
+  const int error = errno;
+  if (error == EADDRINUSE)
+    throw CommTimeout("rank 0 cannot listen on " + o.master_addr + ":" + std::to_string(o.master_port) +
+                      ": the port is in use. Another run may hold it; choose a free one with "
+                      "--master_port (or MASTER_PORT).");
+  throw CommTimeout("rank 0 cannot listen on MASTER_ADDR " + o.master_addr + ":" + std::to_string(o.master_port) +
+                    ": " + std::strerror(error) + " (MASTER_ADDR must be an address of rank 0's machine)");
+}
+
+// Gloo's pairs listen on the address of its device. The default device binds to whatever this
+// machine's host name resolves to (often every node's own name, or loopback); bind it instead to
+// the address that faces MASTER_ADDR, unless GLOO_SOCKET_IFNAME names an interface.
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master_addr) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  try {
+    return c10d::ProcessGroupGloo::createDeviceForHostname(launcher::local_address_toward(master_addr));
+  } catch (const launcher::LaunchError&) {
+    return c10d::ProcessGroupGloo::createDefaultDevice();
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<Communicator> Communicator::connect(const CommunicatorOptions& o) {
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<std::uint16_t>(o.master_port);
@@ -165,6 +218,7 @@ std::shared_ptr<Communicator> Communicator::connect(const CommunicatorOptions& o
   store_options.numWorkers = o.world_size;
   store_options.waitWorkers = true;
   store_options.timeout = o.timeout;
+  if (store_options.isServer) store_options.masterListenFd = bind_store_socket(o);
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, store_options);
@@ -199,7 +253,7 @@ Communicator::Communicator(c10::intrusive_ptr<c10d::Store> store, const Communic
 #endif
   } else {
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(options_.timeout);
-    gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    gloo_options->devices.push_back(gloo_device(options_.master_addr));
     impl_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options_.rank,
                                                                   options_.world_size, gloo_options);
   }

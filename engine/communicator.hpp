@@ -45,10 +45,15 @@ struct CommunicatorOptions {
 };
 
 /// RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from the environment (torchrun, the
-/// DeepSpeed launcher, `shardscope launch`; OMPI_COMM_WORLD_* and PMI_* for mpirun-style starts),
+/// DeepSpeed launcher, `shardscope launch`; OMPI_COMM_WORLD_*, PMI_* and SLURM_PROCID / SLURM_NTASKS /
+/// SLURM_LOCALID for ranks started by mpirun or srun directly),
 /// and the timeout from SHARDSCOPE_COMM_TIMEOUT (seconds) or DEEPSPEED_TIMEOUT (minutes).
 /// Throws std::invalid_argument naming the variable that is malformed or missing.
 CommunicatorOptions communicator_options_from_environment();
+
+/// A rank's device from --device: auto (GPU LOCAL_RANK when CUDA is visible, else the CPU), cpu,
+/// cuda (GPU LOCAL_RANK) or cuda:N. Throws std::invalid_argument naming the value.
+torch::Device resolve_rank_device(const std::string& text, int local_rank);
 
 /// Process-group timeout from SHARDSCOPE_COMM_TIMEOUT (seconds) or DEEPSPEED_TIMEOUT (minutes),
 /// 10 minutes when neither is set.

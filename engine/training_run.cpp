@@ -29,19 +29,6 @@
 namespace shardscope::engine {
 namespace {
 
-torch::Device resolve_device(const std::string& text, int local_rank) {
-  if (text == "auto")
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, local_rank) : torch::Device(torch::kCPU);
-  if (text == "cuda" && !torch::cuda::is_available())
-    throw std::invalid_argument("--device cuda: no CUDA device is visible here (see `shardscope report`)");
-  if (text == "cuda") return torch::Device(torch::kCUDA, local_rank);
-  try {
-    return torch::Device(text);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("--device '" + text + "' is not auto, cpu, cuda or cuda:N");
-  }
-}
-
 struct LoadedConfig {
   configs::ResolvedConfig config;
   std::string json;
@@ -220,7 +207,7 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   const int rank = comm_options.rank, local_rank = comm_options.local_rank, world = comm_options.world_size;
   const LoadedConfig loaded = load_config(o, world, err);
   const auto& config = loaded.config;
-  const torch::Device device = resolve_device(o.device, local_rank);
+  const torch::Device device = resolve_rank_device(o.device, local_rank);
   const auto window = profile_window(o, config);
   // NVTX ranges reach CUPTI only through this variable, read at the process's first NVTX call.
   if (window && device.is_cuda() && !std::getenv("NVTX_INJECTION64_PATH")) {

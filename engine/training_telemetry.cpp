@@ -19,6 +19,7 @@
 #include "engine/peak_flops.hpp"
 #include "sessions/event_sink.hpp"
 #include "sessions/events.hpp"
+#include "sessions/run_secret.hpp"
 
 namespace shardscope::engine {
 namespace {
@@ -86,16 +87,19 @@ TrainingTelemetry::TrainingTelemetry(const TrainRunOptions& options, const confi
     throw std::invalid_argument("give --session or --collector, not both");
   if (options_.collector) {
     const auto [host, port] = sessions::parse_host_port(*options_.collector);
-    const char* uid = std::getenv("SHARDSCOPE_SESSION_UID");
-    if (!uid || !*uid)
-      throw std::invalid_argument("--collector needs SHARDSCOPE_SESSION_UID (set by `shardscope launch`)");
-    session_uid_ = uid;
+    // Taken out of the environment as it is read, so nothing this rank starts inherits it.
+    const auto secret = sessions::take_secret_from_environment();
+    if (!secret)
+      throw std::invalid_argument(std::string("--collector needs the run's secret in ") +
+                                  sessions::kCollectorSecretVariable + " (set by `shardscope launch`)");
     sessions::TcpSinkOptions tcp;
     tcp.host = host;
     tcp.port = port;
-    tcp.session_uid = session_uid_;
+    tcp.secret = *secret;
     tcp.rank = rank_;
-    sink_ = std::make_shared<sessions::TcpEventSink>(tcp);  // fails fast when nobody listens
+    auto sink = std::make_shared<sessions::TcpEventSink>(tcp);  // fails fast when nobody listens
+    session_uid_ = sink->session_uid();
+    sink_ = std::move(sink);
   } else if (options_.session_db) {
     session_uid_ = sessions::new_session_uid();
     sink_ = std::make_shared<sessions::FileEventSink>(sessions::FileSinkOptions{*options_.session_db, session_uid_});

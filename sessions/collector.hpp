@@ -1,12 +1,17 @@
 #pragma once
-// The collector: the TCP server the launcher hosts. Every rank connects, says Hello, and streams
-// events; the collector decodes them on a network thread and commits them in batched transactions
-// on a writer thread (docs/sessions.md, "Collector").
+// The collector: the TCP server the launcher hosts for one run. Every rank connects, proves it
+// belongs to the run (collector_handshake.hpp), and streams events; the collector decodes them on
+// a network thread and commits them in batched transactions on a writer thread (docs/sessions.md,
+// "Collector").
 //
-// Guarantees: memory stays bounded (when the queue is full the network thread stops reading the
-// sockets, so TCP flow control makes the ranks wait; nothing is dropped); a rank that disconnects
-// or sends garbage is logged and closed while the others go on; stop() drains every socket and
-// commits everything that arrived.
+// Guarantees: only connections that prove they hold the run's secret write anything, and each
+// writes only as the rank it proved (a launcher, rank -1, relays every rank's lines and starts and
+// ends the run); memory for events is bounded before bytes are buffered (a frame's share is
+// reserved from max_queue_bytes when its header arrives, and the network thread stops reading
+// while the budget is spent, so TCP flow control makes the ranks wait; nothing is dropped);
+// connections that do not finish the handshake in time, and half-open ones (keepalive), are
+// dropped; a rank that disconnects or sends garbage is logged and closed while the others go on;
+// stop() drains every socket and commits everything that arrived.
 
 #include <cstddef>
 #include <cstdint>
@@ -19,11 +24,20 @@ namespace shardscope::sessions {
 enum class CollectorLogLevel { kInfo, kWarning, kError };
 
 struct CollectorOptions {
-  std::string db_path;                       ///< created when missing, upgraded when older
-  std::string bind_host = "127.0.0.1";       ///< "0.0.0.0" to accept ranks on other nodes
+  std::string db_path;                       ///< created (mode 0600) when missing, upgraded when older
+  std::string session_uid;                   ///< the run's session: every accepted event goes there
+  std::string secret;                        ///< the run's secret (run_secret.hpp); required
+  int world_size = 0;                        ///< > 0: a Hello must claim a rank in -1 .. world_size-1
+  std::string bind_host = "127.0.0.1";       ///< the address the run uses (a multi-host run: this host's)
   int port = 0;                              ///< 0 = pick a free port (see Collector::port())
-  std::size_t max_queue_bytes = 64u << 20;   ///< decoded events waiting for the writer
+  std::size_t max_queue_bytes = 64u << 20;   ///< events decoded or being assembled, in accounted bytes
   std::size_t max_batch_records = 50000;     ///< records per transaction at most
+  std::size_t max_connections = 4096;        ///< beyond this, new connections wait in the listen backlog
+  std::size_t max_handshakes = 256;          ///< connections not yet proven, at once
+  int handshake_timeout_ms = 5000;           ///< an unproven connection idle this long is dropped
+  int keepalive_idle_s = 20;                 ///< half-open connections: first keepalive probe after this
+  int keepalive_interval_s = 5;              ///< then one probe per interval ...
+  int keepalive_probes = 3;                  ///< ... and the connection is dropped after this many unanswered
   int drain_idle_ms = 500;                   ///< at stop(): a still-open socket silent this long is closed
   /// Receives the collector's own messages; the default prints "shardscope collector: ..." to stderr.
   std::function<void(CollectorLogLevel, const std::string&)> log;
@@ -32,7 +46,8 @@ struct CollectorOptions {
 struct CollectorStats {
   std::uint64_t connections_accepted = 0;
   std::uint64_t connections_open = 0;
-  std::uint64_t connections_rejected = 0;  ///< closed for a protocol violation
+  std::uint64_t connections_refused = 0;   ///< failed or never finished the handshake; wrote nothing
+  std::uint64_t connections_rejected = 0;  ///< proven, then closed for a protocol violation
   std::uint64_t bytes_received = 0;
   std::uint64_t frames_received = 0;
   std::uint64_t records_received = 0;      ///< events, counting each kernel of a batch
@@ -40,12 +55,13 @@ struct CollectorStats {
   std::uint64_t transactions = 0;
   std::uint64_t backpressure_pauses = 0;   ///< times the network thread stopped reading
   std::uint64_t write_failures = 0;        ///< failed transactions (retried)
-  std::size_t queue_bytes_peak = 0;
+  std::size_t queue_bytes_peak = 0;        ///< most accounted bytes held at once (queued + reserved)
 };
 
 class Collector {
  public:
-  /// Opens the store at options.db_path now, so a bad file fails before any rank starts.
+  /// Opens the store at options.db_path now, so a bad file fails before any rank starts. Throws
+  /// SessionsError(kInvalidArgument) without a session uid or a secret.
   explicit Collector(CollectorOptions options);
   /// Stops (draining and committing) if still running.
   ~Collector();

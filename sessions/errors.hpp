@@ -54,4 +54,10 @@ class CollectorUnreachableError : public SessionsError {
       : SessionsError(ErrorKind::kUnreachable, message) {}
 };
 
+/// Nobody accepted the TCP connection at all (the collector may not be listening yet).
+class CollectorNotListeningError : public CollectorUnreachableError {
+ public:
+  using CollectorUnreachableError::CollectorUnreachableError;
+};
+
 }  // namespace shardscope::sessions

@@ -63,6 +63,7 @@ class Reader {
       fail("an item count exceeds the frame size");
     return n;
   }
+  void bytes(void* out, std::size_t n) { take(out, n); }
   void expect_end() {
     if (p_ != end_) fail("unexpected trailing bytes");
   }
@@ -136,6 +137,46 @@ std::vector<std::string> read_strings(Reader& r) {
   return v;
 }
 
+void write_pairs(Writer& w, const std::vector<std::pair<std::string, std::string>>& pairs) {
+  w.u32(static_cast<std::uint32_t>(pairs.size()));
+  for (const auto& [key, value] : pairs) {
+    w.str(key);
+    w.str(value);
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> read_pairs(Reader& r) {
+  std::vector<std::pair<std::string, std::string>> pairs(r.count(8));
+  for (auto& [key, value] : pairs) {
+    key = r.str();
+    value = r.str();
+  }
+  return pairs;
+}
+
+void write_ranks(Writer& w, const std::vector<RankInfo>& ranks) {
+  w.u32(static_cast<std::uint32_t>(ranks.size()));
+  for (const auto& k : ranks) {
+    w.i32(k.rank);
+    w.i32(k.local_rank);
+    w.str(k.host);
+    w.i64(k.pid);
+    w.str(k.device);
+  }
+}
+
+std::vector<RankInfo> read_ranks(Reader& r) {
+  std::vector<RankInfo> ranks(r.count(24));
+  for (auto& k : ranks) {
+    k.rank = r.i32();
+    k.local_rank = r.i32();
+    k.host = r.str();
+    k.pid = r.i64();
+    k.device = r.str();
+  }
+  return ranks;
+}
+
 void write_run_start(Writer& w, const RunStart& s) {
   w.str(s.name);
   w.f64(s.started_at);
@@ -144,16 +185,10 @@ void write_run_start(Writer& w, const RunStart& s) {
   w.str(s.config_hash);
   w.str(lenient_json_text(report_to_json(s.environment)));
   w.i32(s.world_size);
-  w.u32(static_cast<std::uint32_t>(s.ranks.size()));
-  for (const auto& k : s.ranks) {
-    w.i32(k.rank);
-    w.i32(k.local_rank);
-    w.str(k.host);
-    w.i64(k.pid);
-    w.str(k.device);
-  }
+  write_ranks(w, s.ranks);
   w.f64(s.peak_tflops_per_gpu);
   write_strings(w, s.tags);
+  write_pairs(w, s.environment_variables);  // protocol 3
 }
 
 RunStart read_run_start(Reader& r) {
@@ -173,17 +208,55 @@ RunStart read_run_start(Reader& r) {
     r.fail(std::string("bad environment report: ") + error.what());
   }
   s.world_size = r.i32();
-  s.ranks.resize(r.count(24));
-  for (auto& k : s.ranks) {
-    k.rank = r.i32();
-    k.local_rank = r.i32();
-    k.host = r.str();
-    k.pid = r.i64();
-    k.device = r.str();
-  }
+  s.ranks = read_ranks(r);
   s.peak_tflops_per_gpu = r.f64();
   s.tags = read_strings(r);
+  s.environment_variables = read_pairs(r);
   return s;
+}
+
+void write_exit_codes(Writer& w, const std::vector<RankExit>& exits) {
+  w.u32(static_cast<std::uint32_t>(exits.size()));
+  for (const auto& x : exits) {
+    w.i32(x.rank);
+    w.i32(x.exit_code);
+  }
+}
+
+std::vector<RankExit> read_exit_codes(Reader& r) {
+  std::vector<RankExit> exits(r.count(8));
+  for (auto& x : exits) {
+    x.rank = r.i32();
+    x.exit_code = r.i32();
+  }
+  return exits;
+}
+
+void write_host_report(Writer& w, const HostReport& h) {
+  w.str(h.host);
+  w.i32(h.node_rank);
+  w.u8(static_cast<std::uint8_t>((h.clock_offset_s ? 1 : 0) | (h.clock_uncertainty_s ? 2 : 0)));
+  optional_f64(w, h.clock_offset_s);
+  optional_f64(w, h.clock_uncertainty_s);
+  w.str(h.shardscope_version);
+  w.str(h.git_hash);
+  write_ranks(w, h.ranks);
+  write_exit_codes(w, h.exit_codes);
+}
+
+HostReport read_host_report(Reader& r) {
+  HostReport h;
+  h.host = r.str();
+  h.node_rank = r.i32();
+  const std::uint8_t mask = r.u8();
+  if (mask > 3) r.fail("unknown bits in the clock mask");
+  if (mask & 1) h.clock_offset_s = r.f64();
+  if (mask & 2) h.clock_uncertainty_s = r.f64();
+  h.shardscope_version = r.str();
+  h.git_hash = r.str();
+  h.ranks = read_ranks(r);
+  h.exit_codes = read_exit_codes(r);
+  return h;
 }
 
 void write_activity(Writer& w, const ActivityRecord& a) {
@@ -310,12 +383,9 @@ struct PayloadWriter {
     w.str(e.status);
     w.f64(e.ended_at);
     w.f64(e.wall_time_s);
-    w.u32(static_cast<std::uint32_t>(e.exit_codes.size()));
-    for (const auto& x : e.exit_codes) {
-      w.i32(x.rank);
-      w.i32(x.exit_code);
-    }
+    write_exit_codes(w, e.exit_codes);
   }
+  void operator()(const HostReport& e) { write_host_report(w, e); }
 };
 
 // Reserves the length prefix, lets `body` append the type and payload, then fills the prefix in.
@@ -386,11 +456,7 @@ Event read_event(FrameType type, Reader& r) {
       e.status = r.str();
       e.ended_at = r.f64();
       e.wall_time_s = r.f64();
-      e.exit_codes.resize(r.count(8));
-      for (auto& x : e.exit_codes) {
-        x.rank = r.i32();
-        x.exit_code = r.i32();
-      }
+      e.exit_codes = read_exit_codes(r);
       return e;
     }
     case FrameType::kSeriesPoint: {
@@ -416,34 +482,86 @@ Event read_event(FrameType type, Reader& r) {
       e.details_json = r.str();
       return e;
     }
+    case FrameType::kHostReport: return read_host_report(r);
     default: break;
   }
   r.fail("unknown frame type " + std::to_string(static_cast<int>(type)));
 }
 
 const char* frame_name(std::uint8_t type) {
-  static const char* names[] = {"unknown",       "Hello",      "RunStart",  "StepMetrics",
-                                "TimerBreakdown", "CommRecord", "ActivityBatch", "NvtxBatch",
-                                "LogLine",       "RunEnd",     "SeriesPoint", "CommSummary",
-                                "SessionOrigin"};
-  return type < 13 ? names[type] : names[0];
+  static const char* names[] = {"unknown",        "Hello",       "RunStart",      "StepMetrics",
+                                "TimerBreakdown", "CommRecord",  "ActivityBatch", "NvtxBatch",
+                                "LogLine",        "RunEnd",      "SeriesPoint",   "CommSummary",
+                                "SessionOrigin",  "HostReport",  "Challenge",     "Welcome"};
+  return type < 16 ? names[type] : names[0];
+}
+
+// The version comes right after the magic in every protocol, so a peer of another version is
+// named as such instead of failing on a field that moved; the rest is read only when it matches.
+Hello read_hello(Reader& r) {
+  Hello h;
+  if (r.u32() != kHelloMagic) r.fail("bad magic (not a ShardScope event stream)");
+  h.protocol_version = r.u16();
+  if (h.protocol_version != kProtocolVersion) return h;
+  h.rank = r.i32();
+  h.host = r.str();
+  h.pid = r.i64();
+  r.bytes(h.client_nonce.data(), h.client_nonce.size());
+  r.bytes(h.proof.data(), h.proof.size());
+  r.expect_end();
+  return h;
+}
+
+Challenge read_challenge(Reader& r) {
+  Challenge c;
+  if (r.u32() != kHelloMagic) r.fail("bad magic (not a ShardScope collector)");
+  c.protocol_version = r.u16();
+  if (c.protocol_version != kProtocolVersion) return c;
+  r.bytes(c.nonce.data(), c.nonce.size());
+  r.expect_end();
+  return c;
 }
 
 }  // namespace
+
+std::string hello_identity_bytes(const Hello& hello) {
+  std::string bytes;
+  Writer w(bytes);
+  w.i32(hello.rank);
+  w.str(hello.host);
+  w.i64(hello.pid);
+  return bytes;
+}
 
 void encode_hello(const Hello& hello, std::string& out) {
   frame(out, FrameType::kHello, [&](Writer& w) {
     w.u32(kHelloMagic);
     w.u16(hello.protocol_version);
-    w.str(hello.session_uid);
-    w.i32(hello.rank);
-    w.str(hello.host);
-    w.i64(hello.pid);
+    const std::string identity = hello_identity_bytes(hello);
+    w.raw(identity.data(), identity.size());
+    w.raw(hello.client_nonce.data(), hello.client_nonce.size());
+    w.raw(hello.proof.data(), hello.proof.size());
+  });
+}
+
+void encode_challenge(const Challenge& challenge, std::string& out) {
+  frame(out, FrameType::kChallenge, [&](Writer& w) {
+    w.u32(kHelloMagic);
+    w.u16(challenge.protocol_version);
+    w.raw(challenge.nonce.data(), challenge.nonce.size());
+  });
+}
+
+void encode_welcome(const Welcome& welcome, std::string& out) {
+  frame(out, FrameType::kWelcome, [&](Writer& w) {
+    w.str(welcome.session_uid);
+    w.f64(welcome.server_time);
+    w.raw(welcome.proof.data(), welcome.proof.size());
   });
 }
 
 void encode_event(const Event& event, std::string& out) {
-  const auto type = static_cast<FrameType>(event.index() + 2);  // variant order = frame types 2..12
+  const auto type = static_cast<FrameType>(event.index() + 2);  // variant order = frame types 2..13
   frame(out, type, [&](Writer& w) { std::visit(PayloadWriter{w}, event); });
 }
 
@@ -451,16 +569,15 @@ Frame decode_frame_payload(const char* data, std::size_t size) {
   if (size == 0) throw ProtocolError("malformed frame: empty (no type byte)");
   const auto type = static_cast<std::uint8_t>(data[0]);
   Reader r(data + 1, size - 1, frame_name(type));
-  if (type == static_cast<std::uint8_t>(FrameType::kHello)) {
-    Hello h;
-    if (r.u32() != kHelloMagic) r.fail("bad magic (not a ShardScope event stream)");
-    h.protocol_version = r.u16();
-    h.session_uid = r.str();
-    h.rank = r.i32();
-    h.host = r.str();
-    h.pid = r.i64();
+  if (type == static_cast<std::uint8_t>(FrameType::kHello)) return read_hello(r);
+  if (type == static_cast<std::uint8_t>(FrameType::kChallenge)) return read_challenge(r);
+  if (type == static_cast<std::uint8_t>(FrameType::kWelcome)) {
+    Welcome welcome;
+    welcome.session_uid = r.str();
+    welcome.server_time = r.f64();
+    r.bytes(welcome.proof.data(), welcome.proof.size());
     r.expect_end();
-    return h;
+    return welcome;
   }
   Event e = read_event(static_cast<FrameType>(type), r);
   r.expect_end();
@@ -485,14 +602,40 @@ std::size_t FrameDecoder::pending_frame_bytes() const {
   return length;
 }
 
-bool FrameDecoder::next(Frame& out) {
-  if (buffered_bytes() < 4) return false;
+std::size_t FrameDecoder::checked_length() const {
   std::uint32_t length;
   std::memcpy(&length, buffer_.data() + consumed_, 4);
   if (length == 0 || length > max_frame_bytes_)
     throw ProtocolError("frame length " + std::to_string(length) + " is outside 1.." +
                         std::to_string(max_frame_bytes_) + " bytes (not a ShardScope event stream?)");
-  if (buffered_bytes() < 4 + static_cast<std::size_t>(length)) return false;
+  return length;
+}
+
+std::optional<FrameHeader> FrameDecoder::pending_header() const {
+  if (buffered_bytes() < 5) return std::nullopt;
+  return FrameHeader{checked_length(), static_cast<std::uint8_t>(buffer_[consumed_ + 4])};
+}
+
+std::size_t FrameDecoder::bytes_wanted() const {
+  if (buffered_bytes() < 5) return 5 - buffered_bytes();
+  const std::size_t frame = 4 + checked_length();
+  return buffered_bytes() < frame ? frame - buffered_bytes() : 0;
+}
+
+std::size_t max_records_in_frame(std::uint8_t type, std::size_t length) {
+  // Smallest encoding of one record: read_event's count() arguments.
+  switch (static_cast<FrameType>(type)) {
+    case FrameType::kActivityBatch: return std::max<std::size_t>(1, length / 49);
+    case FrameType::kNvtxBatch: return std::max<std::size_t>(1, length / 44);
+    case FrameType::kTimerBreakdown: return std::max<std::size_t>(1, length / 12);
+    default: return 1;
+  }
+}
+
+bool FrameDecoder::next(Frame& out) {
+  if (buffered_bytes() < 4) return false;
+  const std::size_t length = checked_length();
+  if (buffered_bytes() < 4 + length) return false;
   const char* payload = buffer_.data() + consumed_ + 4;
   consumed_ += 4 + length;
   out = decode_frame_payload(payload, length);

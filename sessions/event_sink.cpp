@@ -16,6 +16,7 @@
 #include "sessions/event_codec.hpp"
 #include "sessions/store.hpp"
 #include "sessions/store_writer.hpp"
+#include "sessions/tcp_connect.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -24,47 +25,14 @@ constexpr const char* kCollectorHint =
     ". The launcher hosts the collector and passes its address to every rank; start the run with "
     "`shardscope launch`, or run without a launcher so the rank writes its session file directly";
 
-// Non-blocking connect bounded by `timeout_ms`, so a rank fails in seconds, not after the
-// kernel's two-minute SYN retry schedule. Returns the connected fd or throws with the cause.
+// A rank fails in seconds when nobody listens (tcp_connect.hpp), with the remedy.
 int connect_with_timeout(const std::string& host, int port, int timeout_ms, const std::string& where) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
-    throw CollectorUnreachableError("cannot reach the ShardScope collector at " + where +
-                                    ": cannot resolve host: " + gai_strerror(rc) + kCollectorHint);
-  std::string cause = "no address";
-  for (addrinfo* a = found; a; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
-    if (rc != 0 && errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      rc = ::poll(&p, 1, timeout_ms);
-      if (rc == 0) {
-        errno = ETIMEDOUT;
-        rc = -1;
-      } else if (rc > 0) {
-        int error = 0;
-        socklen_t len = sizeof error;
-        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
-        errno = error;
-        rc = error == 0 ? 0 : -1;
-      }
-    }
-    if (rc == 0) {
-      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-      ::freeaddrinfo(found);
-      return fd;
-    }
-    cause = errno == ETIMEDOUT ? "timed out after " + std::to_string(timeout_ms) + " ms" : std::strerror(errno);
-    ::close(fd);
+  try {
+    return connect_tcp(host, port, timeout_ms);
+  } catch (const SessionsError& e) {
+    throw CollectorNotListeningError("cannot reach the ShardScope collector at " + where + ": " + e.what() +
+                                     kCollectorHint);
   }
-  ::freeaddrinfo(found);
-  throw CollectorUnreachableError("cannot reach the ShardScope collector at " + where + ": " + cause +
-                                  kCollectorHint);
 }
 
 bool ends_a_unit(const Event& event) {
@@ -78,22 +46,17 @@ TcpEventSink::TcpEventSink(const TcpSinkOptions& options) : options_(options) {
   if (options.port <= 0 || options.port > 65535)
     throw SessionsError(ErrorKind::kInvalidArgument,
                         "collector port " + std::to_string(options.port) + " is outside 1..65535");
-  if (options.session_uid.empty())
-    throw SessionsError(ErrorKind::kInvalidArgument, "a session uid is required to report to a collector");
   fd_ = connect_with_timeout(options.host, options.port, options.connect_timeout_ms, where());
   const int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   Hello hello;
-  hello.session_uid = options.session_uid;
   hello.rank = options.rank;
   hello.host = host;
   hello.pid = ::getpid();
-  encode_hello(hello, buffer_);
-  std::lock_guard<std::mutex> lock(mutex_);
   try {
-    write_all_locked();
+    handshake_ = client_handshake(fd_, options.secret, hello, options.handshake_timeout_ms, where());
   } catch (...) {
     ::close(fd_);  // the destructor does not run for a constructor that throws
     fd_ = -1;

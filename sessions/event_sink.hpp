@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sessions/collector_handshake.hpp"
 #include "sessions/events.hpp"
 
 namespace shardscope::sessions {
@@ -29,17 +30,26 @@ class EventSink {
 struct TcpSinkOptions {
   std::string host = "127.0.0.1";
   int port = 0;
-  std::string session_uid;
-  int rank = 0;                         ///< -1 for the launcher itself
+  std::string secret;                   ///< the run's secret (SHARDSCOPE_COLLECTOR_SECRET for a rank)
+  int rank = 0;                         ///< -1 for a launcher
   int connect_timeout_ms = 5000;        ///< a rank gives up this fast when nobody listens
+  int handshake_timeout_ms = 5000;      ///< and this fast when the collector does not answer
   std::size_t buffer_bytes = 256 << 10; ///< bytes batched before a write to the socket
 };
 
 class TcpEventSink final : public EventSink {
  public:
-  /// Connects and sends Hello; throws CollectorUnreachableError naming host:port and the cause.
+  /// Connects and proves the run's secret (client_handshake); throws CollectorUnreachableError
+  /// naming host:port and the cause (nobody listening, the secret refused, an impostor).
   explicit TcpEventSink(const TcpSinkOptions& options);
   ~TcpEventSink() override;
+
+  /// The run's session uid, as the collector's Welcome named it.
+  const std::string& session_uid() const { return handshake_.session_uid; }
+  /// This host's clock minus the collector host's, measured during the handshake.
+  double clock_offset_s() const { return handshake_.clock_offset_s; }
+  /// Round trip of the handshake's Hello/Welcome: the offset is good to half of it.
+  double handshake_round_trip_s() const { return handshake_.round_trip_s; }
 
   /// Buffers the frame; writes out when the buffer is full or the event ends a step
   /// (StepMetrics), starts or ends the run, or is a log line, so live views stay current.
@@ -52,6 +62,7 @@ class TcpEventSink final : public EventSink {
   std::string where() const;
 
   TcpSinkOptions options_;
+  HandshakeResult handshake_;
   int fd_ = -1;
   std::string buffer_;
   std::mutex mutex_;

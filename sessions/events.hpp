@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <variant>
 #include <vector>
@@ -13,8 +14,9 @@
 
 namespace shardscope::sessions {
 
-/// Version of the wire protocol; a collector refuses a Hello carrying another major version.
-inline constexpr std::uint16_t kProtocolVersion = 2;
+/// Version of the wire protocol; a collector refuses a Hello carrying another version. Version 3
+/// added the challenge-response handshake (Challenge, Hello with a proof, Welcome) and HostReport.
+inline constexpr std::uint16_t kProtocolVersion = 3;
 
 /// Where one rank runs: what the launcher knows when it spawns it.
 struct RankInfo {
@@ -37,6 +39,9 @@ struct RunStart {
   std::vector<RankInfo> ranks;
   double peak_tflops_per_gpu = 0;         ///< dense peak of one device; 0 = unknown (no MFU)
   std::vector<std::string> tags;          ///< free labels, as W&B and MLflow tags
+  /// Variables the launcher gave every rank (NCCL*, PYTHON*, UCX*, ...; protocol 3); a name that
+  /// looks like a credential carries kRedactedValue (sessions/credentials.hpp), never its value.
+  std::vector<std::pair<std::string, std::string>> environment_variables;
 };
 
 /// One optimizer step seen from one rank. Unset optionals are "not measured", never zero.
@@ -180,8 +185,21 @@ struct SessionOrigin {
   std::string details_json;  ///< what was read: files, folders, the command; a JSON object
 };
 
+/// One host of a run, sent by a launcher (protocol 3): its clock against the collector's, and the
+/// ranks and exit codes a RunStart/RunEnd of another node's launcher could not list (--no_ssh).
+struct HostReport {
+  std::string host;                          ///< the name the run knows it by (hostfile entry)
+  int node_rank = 0;
+  std::optional<double> clock_offset_s;      ///< this host's clock minus the collector host's clock
+  std::optional<double> clock_uncertainty_s; ///< half the round trip of the probe it came from
+  std::string shardscope_version;
+  std::string git_hash;
+  std::vector<RankInfo> ranks;
+  std::vector<RankExit> exit_codes;
+};
+
 using Event = std::variant<RunStart, StepMetrics, TimerBreakdown, CommRecord, ActivityBatch, NvtxBatch,
-                           LogLine, RunEnd, SeriesPoint, CommSummary, SessionOrigin>;
+                           LogLine, RunEnd, SeriesPoint, CommSummary, SessionOrigin, HostReport>;
 
 /// How many records an event carries (a batch of 1,000 kernels counts 1,000); for rates.
 std::size_t event_record_count(const Event& event);

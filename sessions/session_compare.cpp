@@ -117,6 +117,20 @@ Leaves environment_leaves(const SessionDetail& d) {
     leaves.emplace_back(prefix + "host", r.info.host);
     leaves.emplace_back(prefix + "device", r.info.device);
   }
+  // Hosts in node order with their ranks and builds; clock offsets differ on every run, so they
+  // are left out of the diff (sessions show prints them).
+  leaves.emplace_back("run.hosts", std::to_string(d.hosts.size()));
+  for (std::size_t i = 0; i < d.hosts.size(); ++i) {
+    const auto& h = d.hosts[i];
+    const std::string prefix = "run.hosts[" + std::to_string(i) + "].";
+    std::string ranks;
+    for (int r : h.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    leaves.emplace_back(prefix + "name", h.host);
+    leaves.emplace_back(prefix + "ranks", ranks);
+    if (!h.shardscope_version.empty())
+      leaves.emplace_back(prefix + "shardscope", h.shardscope_version + " (" + h.git_hash + ")");
+  }
+  for (const auto& [name, value] : d.environment_variables) leaves.emplace_back("env." + name, value);
   return leaves;
 }
 

@@ -22,7 +22,9 @@ struct TableQuery {
 const TableQuery kTables[] = {
     {"sessions", "SELECT id AS session_id, uid, name, status, started_at, ended_at, wall_time_s, world_size, "
                  "config_hash, shardscope_version, git_hash, peak_tflops_per_gpu, command_line, config_json, "
-                 "environment_json, origin, origin_json FROM sessions WHERE id IN (%IDS%) ORDER BY id"},
+                 "environment_json, origin, origin_json, environment_variables_json FROM sessions WHERE id IN (%IDS%) ORDER BY id"},
+    {"hosts", "SELECT session_id, host, node_rank, clock_offset_s, clock_uncertainty_s, shardscope_version, git_hash "
+              "FROM hosts WHERE session_id IN (%IDS%) ORDER BY session_id, node_rank, host"},
     {"ranks", "SELECT session_id, rank, local_rank, host, pid, device, exit_code FROM ranks "
               "WHERE session_id IN (%IDS%) ORDER BY session_id, rank"},
     {"tags", "SELECT session_id, tag FROM session_tags WHERE session_id IN (%IDS%) ORDER BY session_id, tag"},

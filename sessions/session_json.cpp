@@ -70,6 +70,19 @@ json session_detail_to_json(const SessionDetail& d) {
                      {"device", r.info.device},
                      {"exit_code", opt(r.exit_code)}});
   out["ranks"] = ranks;
+  json hosts = json::array();
+  for (const auto& h : d.hosts)
+    hosts.push_back({{"host", h.host},
+                     {"node_rank", opt(h.node_rank)},
+                     {"ranks", h.ranks},
+                     {"clock_offset_s", opt(h.clock_offset_s)},
+                     {"clock_uncertainty_s", opt(h.clock_uncertainty_s)},
+                     {"shardscope_version", h.shardscope_version},
+                     {"git_hash", h.git_hash}});
+  out["hosts"] = hosts;
+  json variables = json::object();
+  for (const auto& [name, value] : d.environment_variables) variables[name] = value;
+  out["environment_variables"] = variables;
   return out;
 }
 

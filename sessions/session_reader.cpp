@@ -236,8 +236,8 @@ std::int64_t find_session(Store& store, const std::string& selector) {
 SessionDetail load_session(Store& store, std::int64_t session_id) {
   SqliteDb& db = store.db();
   Statement s(db, (std::string("SELECT ") + kInfoColumns +
-                   ", s.command_line, s.config_json, s.environment_json, s.peak_tflops_per_gpu, s.origin_json "
-                   "FROM sessions s WHERE s.id = ?").c_str());
+                   ", s.command_line, s.config_json, s.environment_json, s.peak_tflops_per_gpu, s.origin_json, "
+                   "s.environment_variables_json FROM sessions s WHERE s.id = ?").c_str());
   s.bind(1, session_id);
   if (!s.step()) not_found(store, "with id " + std::to_string(session_id));
   SessionDetail d;
@@ -248,6 +248,11 @@ SessionDetail load_session(Store& store, std::int64_t session_id) {
   try {
     if (!s.is_null(14)) d.command_line = nlohmann::json::parse(s.text(14)).get<std::vector<std::string>>();
     if (!s.is_null(16)) d.environment = report_from_json(nlohmann::json::parse(s.text(16)));
+    if (!s.is_null(19)) {
+      const auto variables = nlohmann::json::parse(s.text(19));
+      for (const auto& item : variables.items())
+        d.environment_variables.emplace_back(item.key(), item.value().get<std::string>());
+    }
   } catch (const std::exception& e) {
     throw StoreError(ErrorKind::kCorrupt, store.path() + ": session " + std::to_string(session_id) +
                                               " has an unreadable command line or environment: " + e.what());
@@ -260,6 +265,7 @@ SessionDetail load_session(Store& store, std::int64_t session_id) {
     if (auto code = r.optional_int64(5)) rank.exit_code = static_cast<int>(*code);
     d.ranks.push_back(rank);
   }
+  d.hosts = load_session_hosts(store, session_id);
   return d;
 }
 
@@ -364,8 +370,8 @@ std::vector<LogLine> load_logs(Store& store, std::int64_t session_id, std::optio
 }
 
 std::size_t delete_sessions(Store& store, const std::vector<std::int64_t>& session_ids) {
-  static const char* kTables[] = {"steps", "timers", "comms",        "activities",     "nvtx_ranges",
-                                  "logs",  "ranks",  "session_tags", "series", "comm_summaries"};
+  static const char* kTables[] = {"steps", "timers",       "comms",  "activities",     "nvtx_ranges", "logs",
+                                  "ranks", "session_tags", "series", "comm_summaries", "hosts"};
   SqliteDb& db = store.db();
   Transaction transaction(db);
   std::size_t deleted = 0;

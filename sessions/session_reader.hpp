@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sessions/events.hpp"
@@ -51,6 +52,19 @@ struct RankDetail {
   std::optional<int> exit_code;
 };
 
+/// One host of a session: where its ranks ran and how its clock relates to the collector's host.
+struct SessionHost {
+  std::string host;
+  std::optional<int> node_rank;
+  /// This host's clock minus the collector host's (a timestamp t of this host is t - offset on the
+  /// collector's clock); unset for a one-host run or a host never probed.
+  std::optional<double> clock_offset_s;
+  std::optional<double> clock_uncertainty_s;  ///< half the probe's round trip
+  std::string shardscope_version;
+  std::string git_hash;
+  std::vector<int> ranks;                     ///< ascending
+};
+
 /// Everything recorded at run start and end.
 struct SessionDetail {
   SessionInfo info;
@@ -58,6 +72,9 @@ struct SessionDetail {
   std::string config_json;
   std::optional<EnvironmentReport> environment;  ///< absent when RunStart never arrived
   std::vector<RankDetail> ranks;
+  std::vector<SessionHost> hosts;                ///< in node order, then by name
+  /// The variables the launcher gave every rank (credentials appear as kRedactedValue), by name.
+  std::vector<std::pair<std::string, std::string>> environment_variables;
   std::optional<double> peak_tflops_per_gpu;
   std::string origin_json;  ///< for imported and watched runs: what was read (JSON object), else ""
 };
@@ -94,6 +111,11 @@ std::vector<SessionInfo> list_sessions(Store& store, const SessionFilter& filter
 std::int64_t find_session(Store& store, const std::string& selector);
 /// One session's details; throws StoreError(kNotFound).
 SessionDetail load_session(Store& store, std::int64_t session_id);
+/// Every host of a session: the hosts a launcher reported (node rank, clock offset, build) joined
+/// with the hosts its ranks ran on, each with its ranks (session_hosts.cpp).
+std::vector<SessionHost> load_session_hosts(Store& store, std::int64_t session_id);
+/// The clock offset of the host `rank` ran on (SessionHost::clock_offset_s), 0 when unknown.
+double rank_clock_offset_s(const std::vector<SessionHost>& hosts, int rank);
 
 /// One metric per step, combined over ranks (or of one rank when `rank` is set), in step order.
 std::vector<CurvePoint> load_curve(Store& store, std::int64_t session_id, Metric metric,

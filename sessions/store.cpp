@@ -1,6 +1,10 @@
 #include "sessions/store.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <cstring>
@@ -146,6 +150,18 @@ bool check_sqlite_header(const std::string& path) {
 
 namespace {
 
+// A new session file is private (0600): it holds command lines, configs and logs, and SQLite gives
+// its -wal and -shm files the database file's mode. Losing a creation race to another writer is fine.
+void create_private_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  if (errno != EEXIST)
+    throw StoreError(ErrorKind::kStorage, "cannot create session store " + path + ": " + std::strerror(errno));
+}
+
 // A FIFO or a device would block or feed SQLite forever; a directory is not a file at all.
 void check_file_type(const std::string& path) {
   const std::string kind = configs::non_regular_file_kind(path);
@@ -174,7 +190,11 @@ std::string quick_check(SqliteDb& db) {
 
 Store Store::open(const std::string& path, const StoreOpenOptions& options) {
   struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
+  bool exists = ::stat(path.c_str(), &st) == 0;
+  if (!exists && options.create_if_missing && !options.read_only) {
+    create_private_file(path);
+    exists = ::stat(path.c_str(), &st) == 0;
+  }
   if (exists) check_file_type(path);
   if (!exists && (!options.create_if_missing || options.read_only))
     throw StoreError(ErrorKind::kNotFound, "no session store at " + path +

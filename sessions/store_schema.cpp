@@ -208,6 +208,25 @@ ALTER TABLE sessions ADD COLUMN writer_start TEXT;
 
 void create_v1(SqliteDb& db) { db.exec(kSchemaV1); }
 void add_foreign_runs_v4(SqliteDb& db) { db.exec(kSchemaV4); }
+
+// Version 6 records the hosts of a run (multi-node launches): each host's node rank, its clock
+// against the collector's host (so per-rank timelines of different hosts line up) and its build;
+// and the environment variables the launcher gave every rank (credential-looking ones redacted).
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE hosts(
+  session_id INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  node_rank INTEGER,
+  clock_offset_s REAL,
+  clock_uncertainty_s REAL,
+  shardscope_version TEXT,
+  git_hash TEXT,
+  PRIMARY KEY(session_id, host)
+) WITHOUT ROWID;
+ALTER TABLE sessions ADD COLUMN environment_variables_json TEXT;
+)sql";
+
+void add_hosts_v6(SqliteDb& db) { db.exec(kSchemaV6); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 void add_session_writer_v5(SqliteDb& db) { db.exec(kSchemaV5); }
@@ -233,6 +252,7 @@ const std::vector<Migration>& schema_migrations() {
       {3, 4, "add session origin, scalar series and comm summaries (imported and watched runs)",
        add_foreign_runs_v4},
       {4, 5, "record the writer (host, pid, process start) of each session", add_session_writer_v5},
+      {5, 6, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v6},
   };
   return migrations;
 }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sessions/credentials.hpp"
 #include "sessions/session_json.hpp"
 #include "sessions/session_liveness.hpp"
 #include "sessions/sqlite_db.hpp"
@@ -17,6 +18,14 @@ std::optional<double> known_time(double unix_seconds) {
   return unix_seconds > 0 ? std::optional<double>(unix_seconds) : std::nullopt;
 }
 
+// {"NAME": "value", ...}; whoever sent them, a credential-looking name is stored without its value.
+std::string environment_variables_json(const std::vector<std::pair<std::string, std::string>>& vars) {
+  if (vars.empty()) return "";
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [name, value] : redact_credentials(vars)) object[name] = value;
+  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
 struct StoreWriter::Impl {
@@ -27,7 +36,13 @@ struct StoreWriter::Impl {
         run_start(d, "UPDATE sessions SET name = ?2, started_at = ?3, command_line = ?4, config_json = ?5, "
                      "config_hash = ?6, environment_json = ?7, world_size = ?8, shardscope_version = ?9, "
                      "git_hash = ?10, peak_tflops_per_gpu = ?11, writer_host = ?12, writer_pid = ?13, "
-                     "writer_start = ?14 WHERE id = ?1"),
+                     "writer_start = ?14, environment_variables_json = ?15 WHERE id = ?1"),
+        host(d, "INSERT INTO hosts(session_id, host, node_rank, clock_offset_s, clock_uncertainty_s, "
+                "shardscope_version, git_hash) VALUES(?,?,?,?,?,?,?) ON CONFLICT(session_id, host) DO UPDATE SET "
+                "node_rank = excluded.node_rank, "
+                "clock_offset_s = coalesce(excluded.clock_offset_s, hosts.clock_offset_s), "
+                "clock_uncertainty_s = coalesce(excluded.clock_uncertainty_s, hosts.clock_uncertainty_s), "
+                "shardscope_version = excluded.shardscope_version, git_hash = excluded.git_hash"),
         rank(d, "INSERT INTO ranks(session_id, rank, local_rank, host, pid, device) VALUES(?,?,?,?,?,?) "
                 "ON CONFLICT(session_id, rank) DO UPDATE SET local_rank = excluded.local_rank, "
                 "host = excluded.host, pid = excluded.pid, device = excluded.device"),
@@ -60,7 +75,11 @@ struct StoreWriter::Impl {
   void write_foreign_run_event(std::int64_t session, const Event& event);
 
   SqliteDb& db;
-  Statement find_session, insert_session, run_start, rank, tag, step, timer, comm, activity, nvtx, log,
+  void write_host_report(std::int64_t session, const HostReport& e);
+  void write_ranks(std::int64_t session, const std::vector<RankInfo>& ranks);
+  void write_exit_codes(std::int64_t session, const std::vector<RankExit>& exits);
+
+  Statement find_session, insert_session, run_start, host, rank, tag, step, timer, comm, activity, nvtx, log,
       run_end, rank_exit, series, comm_summary, origin, find_name, insert_name;
   // Caches of committed ids; cleared when a transaction rolls back, since its ids vanish with it.
   std::unordered_map<std::string, std::int64_t> sessions;
@@ -107,14 +126,31 @@ void StoreWriter::Impl::write_run_start(std::int64_t session, const RunStart& e)
       .bind(4, lenient_json_text(nlohmann::json(e.command_line))).bind(5, e.config_json).bind(6, hash)
       .bind(7, lenient_json_text(report_to_json(e.environment))).bind(8, e.world_size)
       .bind(9, e.environment.versions.shardscope).bind(10, e.environment.versions.git_hash)
-      .bind(11, e.peak_tflops_per_gpu > 0 ? std::optional<double>(e.peak_tflops_per_gpu) : std::nullopt);
+      .bind(11, e.peak_tflops_per_gpu > 0 ? std::optional<double>(e.peak_tflops_per_gpu) : std::nullopt)
+      .bind(15, environment_variables_json(e.environment_variables));
+  if (e.environment_variables.empty()) run_start.bind_null(15);
   // The process writing RunStart owns the session from here on (it is the one whose death strands it).
   const ProcessIdentity writer = this_process_identity();
   run_start.bind(12, writer.host).bind(13, writer.pid).bind(14, writer.start).run();
-  for (const auto& r : e.ranks)
+  write_ranks(session, e.ranks);
+  for (const auto& t : e.tags) tag.bind(1, session).bind(2, t).run();
+}
+
+void StoreWriter::Impl::write_ranks(std::int64_t session, const std::vector<RankInfo>& ranks) {
+  for (const auto& r : ranks)
     rank.bind(1, session).bind(2, r.rank).bind(3, r.local_rank).bind(4, r.host).bind(5, r.pid)
         .bind(6, r.device).run();
-  for (const auto& t : e.tags) tag.bind(1, session).bind(2, t).run();
+}
+
+void StoreWriter::Impl::write_exit_codes(std::int64_t session, const std::vector<RankExit>& exits) {
+  for (const auto& x : exits) rank_exit.bind(1, session).bind(2, x.rank).bind(3, x.exit_code).run();
+}
+
+void StoreWriter::Impl::write_host_report(std::int64_t session, const HostReport& e) {
+  host.bind(1, session).bind(2, e.host).bind(3, e.node_rank).bind(4, e.clock_offset_s)
+      .bind(5, e.clock_uncertainty_s).bind(6, e.shardscope_version).bind(7, e.git_hash).run();
+  write_ranks(session, e.ranks);
+  write_exit_codes(session, e.exit_codes);
 }
 
 void StoreWriter::Impl::write_step(std::int64_t session, const StepMetrics& e) {
@@ -181,7 +217,9 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
         .bind(5, e->text).run();
   } else if (const auto* e = std::get_if<RunEnd>(&event)) {
     run_end.bind(1, session).bind(2, e->status).bind(3, known_time(e->ended_at)).bind(4, e->wall_time_s).run();
-    for (const auto& x : e->exit_codes) rank_exit.bind(1, session).bind(2, x.rank).bind(3, x.exit_code).run();
+    write_exit_codes(session, e->exit_codes);
+  } else if (const auto* e = std::get_if<HostReport>(&event)) {
+    write_host_report(session, *e);
   } else {
     write_foreign_run_event(session, event);
   }

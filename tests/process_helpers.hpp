@@ -36,6 +36,7 @@ class LoopbackSocket {
   LoopbackSocket& operator=(const LoopbackSocket&) = delete;
 
   int port() const { return port_; }
+  int fd() const { return fd_; }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

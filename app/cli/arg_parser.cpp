@@ -63,9 +63,16 @@ ArgParser& ArgParser::allow_passthrough(const std::string& help) {
   return *this;
 }
 
+ArgParser& ArgParser::alias(const std::string& other, const std::string& name) {
+  aliases_[other] = name;
+  return *this;
+}
+
 const ArgParser::Spec* ArgParser::find(const std::string& name) const {
+  const auto alias = aliases_.find(name);
+  const std::string& canonical = alias == aliases_.end() ? name : alias->second;
   for (const auto& s : specs_)
-    if (s.name == name) return &s;
+    if (s.name == canonical) return &s;
   return nullptr;
 }
 
@@ -92,8 +99,9 @@ ParsedArgs ArgParser::parse(const std::vector<std::string>& args) const {
       parsed.help = true;
       continue;
     }
-    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
-      std::string name = arg.substr(2);
+    const bool short_alias = arg.size() == 2 && arg[0] == '-' && aliases_.count(arg.substr(1));
+    if (short_alias || (arg.size() > 2 && arg.compare(0, 2, "--") == 0)) {
+      std::string name = arg.substr(short_alias ? 1 : 2);
       std::optional<std::string> inline_value;
       if (auto eq = name.find('='); eq != std::string::npos) {
         inline_value = name.substr(eq + 1);
@@ -101,6 +109,7 @@ ParsedArgs ArgParser::parse(const std::vector<std::string>& args) const {
       }
       const Spec* spec = find(name);
       if (!spec) throw UsageError(unknown_flag_message(name));
+      name = spec->name;
       if (spec->value_name.empty()) {
         if (inline_value) throw UsageError("--" + name + " takes no value");
         parsed.flags.push_back(name);
@@ -148,6 +157,8 @@ std::string ArgParser::help_text() const {
   out << "\n\n" << summary_ << "\n\noptions:\n";
   for (const auto& s : specs_) {
     std::string left = "--" + s.name + (s.value_name.empty() ? "" : " " + s.value_name);
+    for (const auto& [other, name] : aliases_)
+      if (name == s.name) left = (other.size() == 1 ? "-" : "--") + other + ", " + left;
     out << "  " << left;
     out << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << s.help
         << (s.repeatable ? " (repeatable)" : "") << "\n";

@@ -45,6 +45,8 @@ class ArgParser {
   ArgParser& positional(const std::string& name, const std::string& help, int min_count = 1,
                         int max_count = 1);
   ArgParser& allow_passthrough(const std::string& help);
+  /// Another spelling of option `name`: "H" for -H, "num_accelerators" for --num_accelerators.
+  ArgParser& alias(const std::string& other, const std::string& name);
 
   /// Parses `args` (without the program and subcommand names); throws UsageError.
   ParsedArgs parse(const std::vector<std::string>& args) const;
@@ -71,6 +73,7 @@ class ArgParser {
   std::vector<Spec> specs_;
   std::vector<PositionalSpec> positionals_;
   std::string passthrough_help_;
+  std::map<std::string, std::string> aliases_;
 };
 
 }  // namespace shardscope::app

@@ -40,6 +40,8 @@ int run_bench_command(const CommandArgs& args);
 // In the engine module:
 int run_train_command(const CommandArgs& args);
 int run_launch_command(const CommandArgs& args);
+int run_node_command(const CommandArgs& args);
+int run_allreduce_command(const CommandArgs& args);
 /// `shardscope sessions import` (sessions_import_action.cpp).
 int run_sessions_import(const CommandArgs& args);
 

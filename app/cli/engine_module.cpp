@@ -17,6 +17,8 @@ const std::vector<std::pair<const char*, CommandRun>>& engine_commands() {
   static const std::vector<std::pair<const char*, CommandRun>> commands = {
       {"train", run_train_command},
       {"launch", run_launch_command},
+      {"node", run_node_command},
+      {"allreduce", run_allreduce_command},
   };
   return commands;
 }

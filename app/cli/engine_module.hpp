@@ -1,6 +1,6 @@
 #pragma once
 // The boundary between the `shardscope` executable and its engine module, shardscope-engine.so:
-// the module holds the commands that need LibTorch (train, launch) and exports one C
+// the module holds the commands that need LibTorch (train, launch with node and allreduce) and exports one C
 // function that runs one of them. The executable finds the module beside itself and loads it
 // only for those commands, so every other command starts without LibTorch's 450 MB.
 //

@@ -1,14 +1,20 @@
-// shardscope launch: one `shardscope train` per GPU (or CPU rank) on this machine, with
-// DeepSpeed's launcher habits (see engine/launcher/local_launcher.hpp and docs/launcher.md).
+// shardscope launch: `shardscope train` ranks on this machine or on every host of a hostfile,
+// with DeepSpeed's launcher habits (engine/launcher/launch_routing.hpp, docs/launcher.md); with
+// --preflight, the hosts' checks instead of a run (engine/launcher/preflight.hpp).
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <climits>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "engine/launcher/launch_error.hpp"
-#include "engine/launcher/local_launcher.hpp"
+#include "engine/launcher/launch_routing.hpp"
+#include "engine/launcher/preflight.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -17,22 +23,40 @@ namespace launcher = engine::launcher;
 
 ArgParser launch_parser() {
   ArgParser parser("launch",
-                   "Starts one `shardscope train` rank per selected GPU (or --num_procs CPU ranks) on this\n"
-                   "machine, as the DeepSpeed launcher does: it sets MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK,\n"
-                   "WORLD_SIZE, LOCAL_SIZE, CROSS_RANK, CROSS_SIZE and CUDA_VISIBLE_DEVICES for each rank, relays\n"
-                   "their output (prefixed [rank R]), forwards Ctrl-C and SIGTERM to every rank, stops all ranks\n"
-                   "when one fails and names the first one. Exit code: 0 when every rank succeeded; the first\n"
-                   "failing rank's code (128+signal when it was killed); 130 after Ctrl-C; 2 when nothing could\n"
-                   "start. See docs/launcher.md.");
-  parser.option("num_gpus", "N", "use GPUs 0..N-1 (default: every visible GPU)")
-      .option("num_procs", "N", "start N CPU ranks instead (Gloo); adds --device cpu unless given")
-      .option("include", "NODE_SPEC", "GPUs to use, DeepSpeed syntax: localhost:0,2")
-      .option("exclude", "NODE_SPEC", "GPUs to leave out, DeepSpeed syntax: localhost:1")
-      .option("master_addr", "ADDR", "rendezvous address (default 127.0.0.1)")
+                   "Starts one `shardscope train` rank per selected GPU (or --num_procs CPU ranks), as the DeepSpeed\n"
+                   "launcher does: on this machine, or with --hostfile on every host it lists (a node agent per host\n"
+                   "over ssh, pdsh, mpirun or srun; or --no_ssh --node_rank R on each node). It sets MASTER_ADDR,\n"
+                   "MASTER_PORT, RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_SIZE, CROSS_RANK, CROSS_SIZE and\n"
+                   "CUDA_VISIBLE_DEVICES for each rank, relays their output, forwards Ctrl-C and SIGTERM to every rank\n"
+                   "on every host, stops all ranks when one fails and names the first one (host:rank). --preflight\n"
+                   "checks the hosts instead. Exit code: 0 when every rank succeeded; the first failing rank's code\n"
+                   "(128+signal when it was killed); 1 when a host became unreachable; 130 after Ctrl-C; 2 when\n"
+                   "nothing could start. See docs/launcher.md.");
+  parser.option("hostfile", "FILE", "MPI-style hostfile, `HOST slots=N` lines (default /job/hostfile; missing: this machine)")
+      .option("num_nodes", "N", "the first N hosts of the hostfile")
+      .option("num_gpus", "N", "use GPUs 0..N-1 on every host (default: every visible GPU / every slot)")
+      .option("num_procs", "N", "start N CPU ranks (Gloo) on every host instead; adds --device cpu unless given")
+      .option("include", "NODE_SPEC", "hosts and GPUs to use, DeepSpeed syntax: worker-0@worker-1:0,2")
+      .option("exclude", "NODE_SPEC", "hosts and GPUs to leave out, same syntax: worker-1:0")
+      .option("master_addr", "ADDR", "rendezvous address (default: 127.0.0.1, or the first host's `hostname -I`)")
       .option("master_port", "PORT", "rendezvous port (default 29500)")
+      .option("launcher", "ssh|pdsh|openmpi|slurm", "how node agents are started on the hosts (default ssh)")
+      .option("launcher_args", "ARGS", "extra arguments for ssh/pdsh/mpirun/srun, one quoted string")
+      .option("ssh_port", "PORT", "ssh port of the hosts")
+      .flag("no_ssh", "start only this node's ranks (the same command runs on every node); needs --node_rank")
+      .option("node_rank", "R", "with --no_ssh: this node's index in the hostfile's selection")
       .option("enable_each_rank_log", "DIR", "also write each rank's output to DIR/<YYYYmmddHHMMSS>_rank<R>.log")
       .option("session", "FILE", "record the run in this session database (the launcher hosts the collector)")
       .option("name", "TEXT", "session name (default: the config file's name)")
+      .option("collector_addr", "ADDR", "the collector's address (default: loopback, or the one facing MASTER_ADDR)")
+      .option("collector_port", "PORT", "the collector's port (default: a free one; --no_ssh: master_port + 1)")
+      .option("collector_secret_file", "FILE", "a run secret shared by every --no_ssh node (mode 0600)")
+      .flag("preflight", "check every host of the hostfile (reachable, build, GPUs, /dev/shm, port, all-reduce)")
+      .flag("json", "with --preflight: print the table as JSON")
+      .alias("H", "hostfile")
+      .alias("i", "include")
+      .alias("e", "exclude")
+      .alias("num_accelerators", "num_gpus")
       .allow_passthrough("the `shardscope train` arguments of every rank (--config, --model, --steps, ...)");
   return parser;
 }
@@ -44,9 +68,15 @@ int integer_flag(const ParsedArgs& p, const std::string& name, int fallback) {
   return static_cast<int>(*v);
 }
 
-launcher::LaunchRequest make_request(const ParsedArgs& p, const CommandArgs& args) {
-  launcher::LaunchRequest r;
-  // The running executable itself, so every rank runs the very build that launched it.
+std::string own_executable() {
+  char path[PATH_MAX] = {};
+  return ::realpath("/proc/self/exe", path) ? path : "/proc/self/exe";
+}
+
+launcher::LaunchFlags make_flags(const ParsedArgs& p, const CommandArgs& args) {
+  launcher::LaunchFlags f;
+  launcher::LaunchRequest& r = f.launch;
+  // The running executable itself, so every local rank runs the very build that launched it.
   r.program = "/proc/self/exe";
   r.program_args = {"train"};
   r.train_args = p.passthrough;
@@ -61,7 +91,31 @@ launcher::LaunchRequest make_request(const ParsedArgs& p, const CommandArgs& arg
   r.name = p.value("name").value_or("");
   r.command_line = {"shardscope", "launch"};
   r.command_line.insert(r.command_line.end(), args.begin(), args.end());
-  return r;
+  f.hostfile_given = p.value("hostfile").has_value();
+  f.hostfile = p.value("hostfile").value_or(configs::kDefaultHostfile);
+  f.num_nodes = integer_flag(p, "num_nodes", -1);
+  f.launcher = p.value("launcher").value_or("ssh");
+  if (p.value("ssh_port")) f.ssh_port = integer_flag(p, "ssh_port", 22);
+  f.launcher_args = p.value("launcher_args").value_or("");
+  f.no_ssh = p.has("no_ssh");
+  if (p.value("node_rank")) f.node_rank = static_cast<int>(*p.integer("node_rank"));
+  f.collector_addr = p.value("collector_addr").value_or("");
+  f.collector_port = integer_flag(p, "collector_port", 0);
+  f.collector_secret_file = p.value("collector_secret_file");
+  f.agent_program = own_executable();
+  return f;
+}
+
+int run_preflight(const launcher::LaunchFlags& flags, bool json) {
+  const launcher::RoutedLaunch routed = launcher::route_launch(flags);
+  if (!routed.hosts)
+    throw UsageError("--preflight checks the hosts of a hostfile: give --hostfile FILE (" + flags.hostfile +
+                     " does not exist)");
+  constexpr std::int64_t kPreflightBytes = 16 << 20;
+  const auto report = launcher::run_preflight(*routed.hosts, kPreflightBytes, std::cerr);
+  if (json) std::cout << launcher::preflight_to_json(report).dump(2) << "\n";
+  else std::cout << launcher::format_preflight(report);
+  return report.ok ? kExitOk : kExitFindings;
 }
 
 }  // namespace
@@ -73,13 +127,16 @@ int run_launch_command(const CommandArgs& args) {
     std::cout << parser.help_text();
     return kExitOk;
   }
-  if (p.passthrough.empty())
+  const bool preflight = p.has("preflight");
+  if (p.passthrough.empty() && !preflight)
     throw UsageError("launch needs the train arguments after `--`, e.g. shardscope launch --num_procs 2 -- "
                      "--config ds.json --steps 10");
-  const launcher::LaunchRequest request = make_request(p, args);
+  if (p.has("json") && !preflight) throw UsageError("--json goes with --preflight (the table as JSON)");
+  const launcher::LaunchFlags flags = make_flags(p, args);
   launcher::LaunchOutcome outcome;
   try {
-    outcome = launcher::launch_local(request, std::cout, std::cerr);
+    if (preflight) return run_preflight(flags, p.has("json"));
+    outcome = launcher::run_launch(flags, std::cout, std::cerr);
   } catch (const launcher::LaunchError& e) {
     if (e.kind() == launcher::LaunchError::Kind::kConfig) {
       std::cerr << e.what();
@@ -89,9 +146,9 @@ int run_launch_command(const CommandArgs& args) {
     return kExitUsage;
   }
   // The same summary `shardscope train --session` and `shardscope sessions show` print.
-  if (request.session_db && !outcome.session_uid.empty()) {
+  if (flags.launch.session_db && !outcome.session_uid.empty() && !flags.no_ssh) {
     std::cout.flush();
-    run_sessions_command({"show", outcome.session_uid, "--db", *request.session_db});
+    run_sessions_command({"show", outcome.session_uid, "--db", *flags.launch.session_db});
   }
   return outcome.exit_code;
 }

@@ -21,7 +21,12 @@ const std::vector<Command>& all_commands() {
        Needs::kNothing, run_sessions_command},
       {"train", "train the embedded engine on one rank with a DeepSpeed config, into a session", Needs::kEngine,
        nullptr},
-      {"launch", "start one train rank per GPU (or CPU rank) on this machine, DeepSpeed's launcher habits",
+      {"launch",
+       "start train ranks on this machine or every host of a hostfile, DeepSpeed's launcher habits; --preflight "
+       "checks the hosts",
+       Needs::kEngine, nullptr},
+      {"node", "the node agent a multi-host launch starts on every host (not run by hand)", Needs::kEngine, nullptr},
+      {"allreduce", "time an all-reduce across the ranks of a launch (the preflight's bandwidth check)",
        Needs::kEngine, nullptr},
       {"watch", "run your own DeepSpeed command (deepspeed, torchrun, ...) and follow it live into a session",
        Needs::kNothing, run_watch_command},

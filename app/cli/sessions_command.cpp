@@ -181,6 +181,21 @@ int list_action(const CommandArgs& args) {
   return kExitOk;
 }
 
+// Hosts with their ranks and clocks: the line-up of per-rank timelines across machines.
+void print_hosts(const SessionDetail& d) {
+  Table t{{"host", "node", "ranks", "clock offset", "shardscope"}};
+  for (const auto& h : d.hosts) {
+    std::string ranks;
+    for (int r : h.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    const std::string offset = h.clock_offset_s ? number(*h.clock_offset_s * 1000, 3) + " ms +- " +
+                                                      number(h.clock_uncertainty_s.value_or(0) * 1000, 2) + " ms"
+                                                : "-";
+    t.push_back({h.host, h.node_rank ? std::to_string(*h.node_rank) : "-", ranks.empty() ? "-" : ranks, offset,
+                 h.shardscope_version.empty() ? "-" : h.shardscope_version + " (" + h.git_hash + ")"});
+  }
+  if (t.size() > 1) std::cout << "\n", print_table(std::cout, t);
+}
+
 void print_summary(const SessionDetail& d, const SessionSummary& s) {
   std::cout << "session " << d.info.id << "  " << (d.info.name.empty() ? "(unnamed)" : shown(d.info.name)) << "  ["
             << shown(d.info.status) << "]\n"
@@ -216,6 +231,7 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
                  r.reserved_bytes ? format_bytes(static_cast<std::uint64_t>(*r.reserved_bytes)) : "-", exit});
   }
   if (m.size() > 1) std::cout << "\n", print_table(std::cout, m);
+  print_hosts(d);
   Table timers{{"timer", "median ms", "p90 ms", "total s"}};
   for (const auto& x : s.timers) timers.push_back({x.name, number(x.median_ms), number(x.p90_ms), number(x.total_s)});
   if (timers.size() > 1) std::cout << "\n", print_table(std::cout, timers);

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "configs/node_selection.hpp"
 #include "engine/launcher/launch_error.hpp"
 #include "sessions/host_probe.hpp"
 
@@ -18,31 +19,23 @@ LaunchError environment(const std::string& message) {
   return LaunchError(LaunchError::Kind::kEnvironment, message);
 }
 
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  if (text.empty()) return {""};
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, separator)) parts.push_back(part);
-  if (!text.empty() && text.back() == separator) parts.emplace_back();
-  return parts;
-}
-
-int parse_slot(const std::string& text, const std::string& flag, const std::string& spec) {
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits || text.size() > 6)
-    throw usage(flag + " " + spec + ": '" + text + "' is not a GPU index; write NAME:SLOT[,SLOT...], e.g. localhost:0,2");
-  return std::stoi(text);
+// DeepSpeed's NODE_SPEC syntax, with the launcher's error type.
+std::vector<configs::NodeSpec> node_specs(const std::string& text, const std::string& flag) {
+  try {
+    return configs::parse_node_specs(text, flag);
+  } catch (const configs::NodeSelectionError& e) {
+    throw usage(e.what());
+  }
 }
 
 std::string local_only_message(const std::string& flag, const std::string& host) {
-  return flag + ": host '" + host + "' is not this machine. `shardscope launch` runs ranks on this machine only "
-         "(name it localhost); a multi-node run needs a hostfile launcher (-H/--hostfile, pdsh/ssh), which is not "
-         "built yet";
+  return flag + ": host '" + host + "' is not this machine, and there is no hostfile to find it in: name this "
+         "machine localhost, or list the hosts of a multi-node run in a hostfile (--hostfile FILE, `HOST slots=N` "
+         "lines)";
 }
 
 // The ids a NODE_SPEC list names on this machine, after checking each against the GPUs present.
-std::vector<int> named_slots(const std::vector<NodeSpec>& specs, const DeviceSelectionOptions& o,
+std::vector<int> named_slots(const std::vector<configs::NodeSpec>& specs, const DeviceSelectionOptions& o,
                              const std::string& flag, bool* whole_host) {
   std::set<int> ids;
   for (const auto& spec : specs) {
@@ -53,7 +46,7 @@ std::vector<int> named_slots(const std::vector<NodeSpec>& specs, const DeviceSel
       if (slot >= o.gpu_count)
         throw usage(flag + ": No slot '" + std::to_string(slot) + "' specified on host '" + spec.host +
                     "': this machine has " + std::to_string(o.gpu_count) + " GPU(s), ids " +
-                    format_device_ids([&] {
+                    configs::format_slot_ids([&] {
                       std::vector<int> all(static_cast<std::size_t>(o.gpu_count));
                       for (int i = 0; i < o.gpu_count; ++i) all[static_cast<std::size_t>(i)] = i;
                       return all;
@@ -98,32 +91,6 @@ std::string include_from_visible_devices(const DeviceSelectionOptions& o, std::v
 
 }  // namespace
 
-std::vector<NodeSpec> parse_node_specs(const std::string& text, const std::string& flag) {
-  std::vector<NodeSpec> specs;
-  for (const auto& part : split(text, '@')) {
-    const auto colon = part.find(':');
-    NodeSpec spec;
-    spec.host = part.substr(0, colon);
-    if (spec.host.empty())
-      throw usage(flag + " '" + text + "': a NODE_SPEC has no host name; write NAME[:SLOT[,SLOT...]], e.g. localhost:0,2");
-    if (colon != std::string::npos) {
-      std::set<int> slots;
-      for (const auto& slot : split(part.substr(colon + 1), ',')) slots.insert(parse_slot(slot, flag, part));
-      spec.slots.assign(slots.begin(), slots.end());
-    }
-    // DeepSpeed merges repeated hosts ("localhost:0@localhost:1").
-    auto same = std::find_if(specs.begin(), specs.end(), [&](const NodeSpec& s) { return s.host == spec.host; });
-    if (same == specs.end()) {
-      specs.push_back(spec);
-    } else {
-      std::set<int> merged(same->slots.begin(), same->slots.end());
-      merged.insert(spec.slots.begin(), spec.slots.end());
-      same->slots.assign(merged.begin(), merged.end());
-    }
-  }
-  return specs;
-}
-
 DeviceSelection select_local_devices(const DeviceSelectionOptions& o) {
   if (!o.include.empty() && !o.exclude.empty())
     throw usage("--include and --exclude are mutually exclusive (as in DeepSpeed): give one of them");
@@ -134,7 +101,7 @@ DeviceSelection select_local_devices(const DeviceSelectionOptions& o) {
   // Syntax and host names first: a wrong flag is worth fixing before the machine's GPUs matter.
   for (const auto& [flag, text] : {std::pair<std::string, std::string>{"--include", o.include}, {"--exclude", o.exclude}})
     if (!text.empty())
-      for (const auto& spec : parse_node_specs(text, flag))
+      for (const auto& spec : node_specs(text, flag))
         if (std::find(o.local_names.begin(), o.local_names.end(), spec.host) == o.local_names.end())
           throw usage(local_only_message(flag, spec.host));
   DeviceSelection selection;
@@ -145,26 +112,26 @@ DeviceSelection select_local_devices(const DeviceSelectionOptions& o) {
   if (o.num_gpus > 0) {
     if (o.num_gpus > o.gpu_count)
       throw environment("--num_gpus " + std::to_string(o.num_gpus) + ": this machine has " + std::to_string(o.gpu_count) +
-                        " GPU(s) (ids " + format_device_ids(all) + "); ask for at most " + std::to_string(o.gpu_count));
+                        " GPU(s) (ids " + configs::format_slot_ids(all) + "); ask for at most " + std::to_string(o.gpu_count));
     selection.device_ids.assign(all.begin(), all.begin() + o.num_gpus);
     return selection;
   }
   if (!include.empty()) {
     bool whole = false;
     const std::string flag = o.include.empty() ? "--include (from CUDA_VISIBLE_DEVICES)" : "--include";
-    selection.device_ids = named_slots(parse_node_specs(include, flag), o, flag, &whole);
+    selection.device_ids = named_slots(node_specs(include, flag), o, flag, &whole);
     if (whole) selection.device_ids = all;
     return selection;
   }
   selection.device_ids = all;
   if (!o.exclude.empty()) {
     bool whole = false;
-    const auto removed = named_slots(parse_node_specs(o.exclude, "--exclude"), o, "--exclude", &whole);
+    const auto removed = named_slots(node_specs(o.exclude, "--exclude"), o, "--exclude", &whole);
     if (whole) selection.device_ids.clear();
     for (int id : removed) selection.device_ids.erase(std::remove(selection.device_ids.begin(), selection.device_ids.end(), id),
                                                       selection.device_ids.end());
     if (selection.device_ids.empty())
-      throw usage("--exclude " + o.exclude + " leaves no GPU to run on (this machine has ids " + format_device_ids(all) + ")");
+      throw usage("--exclude " + o.exclude + " leaves no GPU to run on (this machine has ids " + configs::format_slot_ids(all) + ")");
   }
   return selection;
 }
@@ -196,19 +163,6 @@ int count_local_gpus() {
     if (entry->d_name[0] != '.') ++count;
   ::closedir(dir);
   return count;
-}
-
-std::string format_device_ids(const std::vector<int>& ids) {
-  std::string text;
-  for (std::size_t i = 0; i < ids.size();) {
-    std::size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    if (!text.empty()) text += ",";
-    text += std::to_string(ids[i]);
-    if (j > i) text += "-" + std::to_string(ids[j]);
-    i = j + 1;
-  }
-  return text.empty() ? "none" : text;
 }
 
 }  // namespace shardscope::engine::launcher

@@ -1,24 +1,15 @@
 #pragma once
-// Which GPUs of this machine a launch uses, by DeepSpeed's rules (deepspeed/launcher/runner.py):
-// --include/--exclude NODE_SPEC filters, --num_gpus N for ids [0, N), and CUDA_VISIBLE_DEVICES
-// taken as the include list when no filter is given. Only this machine exists for now; another
-// host name is refused until a hostfile launcher is built.
+// Which GPUs of this machine a launch without a hostfile uses, by DeepSpeed's rules
+// (deepspeed/launcher/runner.py): --include/--exclude NODE_SPEC filters (configs/node_selection.hpp
+// parses them), --num_gpus N for ids [0, N), and CUDA_VISIBLE_DEVICES taken as the include list
+// when no filter is given. Without a hostfile only this machine exists; another host name is
+// refused with the remedy (list the hosts in --hostfile).
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace shardscope::engine::launcher {
-
-/// One NODE_SPEC: NAME[:SLOT[,SLOT...]]; no slots means every slot of the host.
-struct NodeSpec {
-  std::string host;
-  std::vector<int> slots;  ///< sorted, without duplicates (DeepSpeed's parse_node_config_list)
-};
-
-/// Parses NODE_SPEC[@NODE_SPEC...], e.g. "localhost:0,2"; `flag` names the flag in errors.
-/// Throws LaunchError(kUsage) for an empty part or a slot that is not a non-negative integer.
-std::vector<NodeSpec> parse_node_specs(const std::string& text, const std::string& flag);
 
 struct DeviceSelectionOptions {
   int num_gpus = -1;                                ///< -1: not given
@@ -45,7 +36,5 @@ int count_local_gpus();
 /// Counts the "GPU <n>:" lines of `nvidia-smi -L` output (MIG lines under a GPU do not count).
 int count_nvidia_smi_gpus(const std::string& output);
 
-/// "0,1,3" -> "0-1,3": how error messages list ids.
-std::string format_device_ids(const std::vector<int>& ids);
 
 }  // namespace shardscope::engine::launcher

@@ -7,6 +7,7 @@
 
 #include "engine/launcher/device_selection.hpp"
 #include "engine/launcher/launch_error.hpp"
+#include "sessions/run_secret.hpp"
 
 extern char** environ;
 
@@ -46,15 +47,6 @@ std::string host_name() {
   return name;
 }
 
-void check_train_args(const TrainArgsView& train) {
-  if (train.session)
-    throw usage("--session " + *train.session + " is among the train arguments; put it before `--` "
-                "(shardscope launch --session FILE -- ...): the launcher records the session for every rank");
-  if (train.collector)
-    throw usage("--collector is among the train arguments; the launcher hosts the collector and passes its "
-                "address to every rank itself: remove it, and give --session FILE to the launcher");
-}
-
 // Which devices the ranks use: GPU ids, or none for CPU ranks.
 std::vector<int> select_devices(const LaunchRequest& r, const std::vector<std::string>& env, LaunchPlan& plan) {
   if (r.num_procs < 0) throw usage("--num_procs must be a positive number of CPU ranks");
@@ -72,6 +64,7 @@ std::vector<int> select_devices(const LaunchRequest& r, const std::vector<std::s
   o.gpu_count = r.gpu_count ? *r.gpu_count : count_local_gpus();
   const std::string host = host_name();
   if (!host.empty() && host != "localhost") o.local_names.push_back(host);
+  if (r.placement && !r.placement->name.empty()) o.local_names.push_back(r.placement->name);
   auto selection = select_local_devices(o);
   plan.notes.insert(plan.notes.end(), selection.notes.begin(), selection.notes.end());
   return selection.device_ids;
@@ -84,30 +77,43 @@ std::string join_ids(const std::vector<int>& ids) {
 }
 
 // What every rank's environment shares: the rendezvous, the sizes, and the devices or threads.
-std::vector<std::string> shared_rank_environment(std::vector<std::string> env, int world, LaunchPlan& plan) {
-  unset_env(env, "SHARDSCOPE_SESSION_UID");  // only meaningful next to the --collector the launcher adds
+std::vector<std::string> shared_rank_environment(std::vector<std::string> env, const LaunchRequest& r, int local,
+                                                 LaunchPlan& plan) {
+  // Only meaningful next to the --collector the launcher adds; never inherited from outside.
+  unset_env(env, sessions::kCollectorSecretVariable);
+  for (const auto& [key, value] : r.extra_env) set_env(env, key, value);
+  const NodePlacement node = r.placement ? *r.placement : NodePlacement{"", 0, 1, 0, local};
   for (const auto& [key, value] :
        std::vector<std::pair<std::string, std::string>>{{"MASTER_ADDR", plan.master_addr},
                                                         {"MASTER_PORT", std::to_string(plan.master_port)},
-                                                        {"WORLD_SIZE", std::to_string(world)},
-                                                        {"LOCAL_SIZE", std::to_string(world)},
-                                                        {"CROSS_RANK", "0"},
-                                                        {"CROSS_SIZE", "1"}})
+                                                        {"WORLD_SIZE", std::to_string(node.world_size)},
+                                                        {"LOCAL_SIZE", std::to_string(local)},
+                                                        {"CROSS_RANK", std::to_string(node.node_rank)},
+                                                        {"CROSS_SIZE", std::to_string(node.node_count)}})
     set_env(env, key, value);
   if (!plan.cpu) {
     // As launch.py: every rank sees the selected GPUs and uses cuda:LOCAL_RANK among them.
     set_env(env, "CUDA_VISIBLE_DEVICES", join_ids(plan.device_ids));
   } else if (!get_env(env, "OMP_NUM_THREADS")) {
-    const int cpus = available_cpus(), threads = std::max(1, cpus / world);
+    const int cpus = available_cpus(), threads = std::max(1, cpus / local);
     set_env(env, "OMP_NUM_THREADS", std::to_string(threads));
     plan.notes.push_back("setting OMP_NUM_THREADS=" + std::to_string(threads) + " for each of the " +
-                         std::to_string(world) + " CPU rank(s) (" + std::to_string(cpus) + " cores / " +
-                         std::to_string(world) + "); set OMP_NUM_THREADS to choose another value");
+                         std::to_string(local) + " CPU rank(s) (" + std::to_string(cpus) + " cores / " +
+                         std::to_string(local) + "); set OMP_NUM_THREADS to choose another value");
   }
   return env;
 }
 
 }  // namespace
+
+void check_train_args(const TrainArgsView& train) {
+  if (train.session)
+    throw usage("--session " + *train.session + " is among the train arguments; put it before `--` "
+                "(shardscope launch --session FILE -- ...): the launcher records the session for every rank");
+  if (train.collector)
+    throw usage("--collector is among the train arguments; the launcher hosts the collector and passes its "
+                "address to every rank itself: remove it, and give --session FILE to the launcher");
+}
 
 TrainArgsView scan_train_args(const std::vector<std::string>& args) {
   TrainArgsView view;
@@ -161,26 +167,27 @@ LaunchPlan make_launch_plan(const LaunchRequest& r) {
   args.insert(args.end(), r.program_args.begin(), r.program_args.end());
   args.insert(args.end(), r.train_args.begin(), r.train_args.end());
   if (plan.cpu && !plan.train.device) args.insert(args.end(), {"--device", "cpu"});
-  const std::vector<std::string> env = shared_rank_environment(base, world, plan);
-  for (int rank = 0; rank < world; ++rank) {
+  const std::vector<std::string> env = shared_rank_environment(base, r, world, plan);
+  const int first_rank = r.placement ? r.placement->first_rank : 0;
+  for (int local = 0; local < world; ++local) {
     RankSpec spec;
-    spec.rank = rank;
-    spec.local_rank = rank;
-    spec.device = plan.cpu ? "cpu" : "cuda:" + std::to_string(plan.device_ids[static_cast<std::size_t>(rank)]);
+    spec.rank = first_rank + local;
+    spec.local_rank = local;
+    spec.device = plan.cpu ? "cpu" : "cuda:" + std::to_string(plan.device_ids[static_cast<std::size_t>(local)]);
     spec.command.program = r.program;
     spec.command.argv = args;
     spec.command.env = env;
-    set_env(spec.command.env, "RANK", std::to_string(rank));
-    set_env(spec.command.env, "LOCAL_RANK", std::to_string(rank));
+    set_env(spec.command.env, "RANK", std::to_string(spec.rank));
+    set_env(spec.command.env, "LOCAL_RANK", std::to_string(local));
     plan.ranks.push_back(std::move(spec));
   }
   return plan;
 }
 
-void attach_session(LaunchPlan& plan, const std::string& collector_address, const std::string& session_uid) {
+void attach_session(LaunchPlan& plan, const std::string& collector_address, const std::string& secret) {
   for (auto& spec : plan.ranks) {
     spec.command.argv.insert(spec.command.argv.end(), {"--collector", collector_address});
-    set_env(spec.command.env, "SHARDSCOPE_SESSION_UID", session_uid);
+    set_env(spec.command.env, sessions::kCollectorSecretVariable, secret);
   }
 }
 

@@ -8,12 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "engine/launcher/environment_exports.hpp"
 #include "engine/launcher/rank_supervisor.hpp"
 #include "sessions/environment_report.hpp"
 
 namespace shardscope::engine::launcher {
 
 inline constexpr int kDefaultMasterPort = 29500;  ///< DeepSpeed's TORCH_DISTRIBUTED_DEFAULT_PORT
+
+/// Where the ranks of one node sit in a multi-node run.
+struct NodePlacement {
+  std::string name;      ///< the node's hostfile name: accepted in --include like localhost
+  int node_rank = 0;     ///< CROSS_RANK
+  int node_count = 1;    ///< CROSS_SIZE
+  int first_rank = 0;    ///< RANK of the node's first rank
+  int world_size = 1;    ///< WORLD_SIZE of the whole run
+};
 
 struct LaunchRequest {
   std::string program;                    ///< the rank executable (the CLI passes /proc/self/exe)
@@ -26,10 +36,16 @@ struct LaunchRequest {
   int master_port = kDefaultMasterPort;
   std::optional<std::string> each_rank_log_dir;
   std::optional<std::string> session_db;  ///< record the run (the launcher hosts the collector)
+  std::string collector_bind_host;        ///< the collector's address; "" = 127.0.0.1
+  int collector_port = 0;                 ///< 0 = a free port
+  std::optional<std::string> join_collector;  ///< --no_ssh node R > 0: report to node 0's collector (HOST:PORT)
+  std::optional<std::string> secret;      ///< a shared run secret (--collector_secret_file); else a new one
   std::string name;                       ///< session name; default: train --name, else the config's stem
   std::vector<std::string> command_line;  ///< the launcher's own argv, recorded in the session
   std::optional<int> gpu_count;           ///< GPUs of this machine; unset = count_local_gpus()
   std::optional<std::vector<std::string>> base_env;  ///< "K=V" entries; unset = this process's environment
+  std::optional<NodePlacement> placement;          ///< unset: a one-machine run
+  EnvironmentPairs extra_env;                      ///< set on every rank after base_env (exports, secret)
   double grace_seconds = 10;
   bool handle_signals = true;
   /// The session's environment report; unset = profiler::collect_environment_report().
@@ -48,6 +64,8 @@ struct TrainArgsView {
 
 /// Finds --config, --device, --name, --session, --collector and --set (as `--x v` or `--x=v`).
 TrainArgsView scan_train_args(const std::vector<std::string>& args);
+/// Refuses --session and --collector among the train arguments (the launcher owns both), saying where they go.
+void check_train_args(const TrainArgsView& train);
 
 struct LaunchPlan {
   std::vector<RankSpec> ranks;
@@ -63,8 +81,9 @@ struct LaunchPlan {
 /// the flag and the remedy when the flags contradict each other or the machine lacks GPUs.
 LaunchPlan make_launch_plan(const LaunchRequest& request);
 
-/// Points every rank at the launcher's collector: `--collector ADDRESS` and SHARDSCOPE_SESSION_UID.
-void attach_session(LaunchPlan& plan, const std::string& collector_address, const std::string& session_uid);
+/// Points every rank at the run's collector: `--collector ADDRESS` on its command line, and the run's
+/// secret in SHARDSCOPE_COLLECTOR_SECRET (an environment variable, so `ps` never shows it).
+void attach_session(LaunchPlan& plan, const std::string& collector_address, const std::string& secret);
 
 /// Logical CPUs this process may run on (its affinity mask), at least 1.
 int available_cpus();

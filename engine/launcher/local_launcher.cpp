@@ -15,6 +15,7 @@
 #include "engine/launcher/launch_error.hpp"
 #include "engine/launcher/launch_session.hpp"
 #include "engine/launcher/port_check.hpp"
+#include "sessions/build_info.hpp"
 
 namespace shardscope::engine::launcher {
 namespace {
@@ -48,8 +49,8 @@ sessions::RunStart make_run_start(const LaunchRequest& request, const LaunchPlan
   start.config_json = config_json;
   if (!config_json.empty()) start.config_hash = sessions::compute_config_hash(config_json);
   start.environment = environment;
-  start.world_size = static_cast<int>(plan.ranks.size());
-  const std::string host = host_name();
+  start.world_size = request.placement ? request.placement->world_size : static_cast<int>(plan.ranks.size());
+  const std::string host = request.placement ? request.placement->name : host_name();
   for (const auto& r : started) start.ranks.push_back({r.rank, r.local_rank, host, r.pid, r.device});
   if (!plan.cpu) {
     if (const auto peak = datasheet_peak(environment, config_json)) {
@@ -60,13 +61,18 @@ sessions::RunStart make_run_start(const LaunchRequest& request, const LaunchPlan
   return start;
 }
 
-std::string describe_plan(const LaunchPlan& plan) {
+std::string describe_plan(const LaunchRequest& request, const LaunchPlan& plan) {
   std::string where = plan.cpu ? "CPU" : "GPU";
   if (!plan.cpu) {
     where += plan.device_ids.size() > 1 ? "s " : " ";
     for (std::size_t i = 0; i < plan.device_ids.size(); ++i) where += (i ? "," : "") + std::to_string(plan.device_ids[i]);
   }
-  return "starting " + std::to_string(plan.ranks.size()) + " rank(s) on localhost (" + where + "), MASTER_ADDR=" +
+  std::string host = "localhost";
+  if (const auto& node = request.placement)
+    host = node->name + " (node " + std::to_string(node->node_rank) + " of " + std::to_string(node->node_count) +
+           ", ranks " + std::to_string(plan.ranks.front().rank) + "-" + std::to_string(plan.ranks.back().rank) + " of " +
+           std::to_string(node->world_size) + ")";
+  return "starting " + std::to_string(plan.ranks.size()) + " rank(s) on " + host + " (" + where + "), MASTER_ADDR=" +
          plan.master_addr + " MASTER_PORT=" + std::to_string(plan.master_port);
 }
 
@@ -157,27 +163,71 @@ std::string resolve_launch_config(const TrainArgsView& train, int world_size) {
   return configs::resolved_config_json(result.resolved);
 }
 
+namespace {
+
+int world_size_of(const LaunchRequest& r, const LaunchPlan& plan) {
+  return r.placement ? r.placement->world_size : static_cast<int>(plan.ranks.size());
+}
+
+// The launcher's own session (a local run, --no_ssh node 0), node 0's joined (--no_ssh node R > 0),
+// or none.
+std::unique_ptr<LaunchSession> open_session(const LaunchRequest& r, int world) {
+  LaunchSessionOptions o;
+  o.world_size = world;
+  o.secret = r.secret;
+  if (r.session_db) {
+    o.db_path = *r.session_db;
+    if (!r.collector_bind_host.empty()) o.bind_host = r.collector_bind_host;
+    o.port = r.collector_port;
+  } else if (r.join_collector && r.secret) {
+    o.join = *r.join_collector;
+  } else {
+    return nullptr;
+  }
+  return std::make_unique<LaunchSession>(o);
+}
+
+// A --no_ssh node: its host, ranks and clock as a HostReport (node 0's RunStart lists only its own).
+sessions::HostReport node_report(const LaunchRequest& r, const std::vector<StartedRank>& started,
+                                 const LaunchSession& session) {
+  sessions::HostReport report;
+  report.host = r.placement->name;
+  report.node_rank = r.placement->node_rank;
+  report.clock_offset_s = session.clock_offset_s();
+  report.shardscope_version = sessions::build_info().version;
+  report.git_hash = sessions::build_info().git_hash;
+  for (const auto& s : started) report.ranks.push_back({s.rank, s.local_rank, r.placement->name, s.pid, s.device});
+  return report;
+}
+
+}  // namespace
+
 LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std::ostream& err) {
   const double started_at = unix_now();
   LaunchPlan plan = make_launch_plan(request);
   for (const auto& note : plan.notes) err << "shardscope launch: " << note << "\n";
-  const std::string config_json = resolve_launch_config(plan.train, static_cast<int>(plan.ranks.size()));
-  check_master_port_free(plan.master_addr, plan.master_port);
-  std::unique_ptr<LaunchSession> session;
-  if (request.session_db) {
-    session = std::make_unique<LaunchSession>(*request.session_db);
-    attach_session(plan, session->collector_address(), session->uid());
-  }
-  err << "shardscope launch: " << describe_plan(plan)
-      << (session ? ", session " + session->uid() + " in " + *request.session_db : std::string()) << std::endl;
+  const int world = world_size_of(request, plan);
+  const std::string config_json = resolve_launch_config(plan.train, world);
+  // Rank 0's node binds the rendezvous; on another node MASTER_ADDR is not this machine's.
+  if (!request.placement || request.placement->node_rank == 0) check_master_port_free(plan.master_addr, plan.master_port);
+  std::unique_ptr<LaunchSession> session = open_session(request, world);
+  const bool owns_run = session && request.session_db;
+  if (session) attach_session(plan, session->collector_address(), session->secret());
+  err << "shardscope launch: " << describe_plan(request, plan)
+      << (session ? ", session " + session->uid() + (owns_run ? " in " + *request.session_db : " at " + session->collector_address())
+                  : std::string())
+      << std::endl;
   // Probe the environment before any rank starts: the loop must not pause while ranks write.
   sessions::EnvironmentReport environment;
-  if (session) environment = request.environment_report ? request.environment_report() : profiler::collect_environment_report();
+  if (owns_run) environment = request.environment_report ? request.environment_report() : profiler::collect_environment_report();
 
   SupervisorOptions options = supervisor_options(request, plan, out, err);
+  std::vector<StartedRank> started_ranks;
   options.on_started = [&](const std::vector<StartedRank>& started) {
+    started_ranks = started;
     err << "shardscope launch: " << describe_started(started) << std::endl;
-    if (session) session->send(make_run_start(request, plan, config_json, environment, started, started_at));
+    if (owns_run) session->send(make_run_start(request, plan, config_json, environment, started, started_at));
+    if (session && request.placement) session->send(node_report(request, started, *session));
   };
   if (session) options.on_line = [&session](const sessions::LogLine& line) { session->send(line); };
   LaunchOutcome outcome;
@@ -186,18 +236,22 @@ LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std:
     outcome.result = supervisor.run();
   } catch (const std::exception& e) {
     // A rank that could not start: the session must not look like a run still going.
-    if (session) {
-      session->send(sessions::LogLine{-1, unix_now(), sessions::LogLevel::kError, e.what()});
-      session->send(sessions::RunEnd{"failed", unix_now(), unix_now() - started_at, {}});
-    }
+    if (session) session->send(sessions::LogLine{-1, unix_now(), sessions::LogLevel::kError, e.what()});
+    if (owns_run) session->send(sessions::RunEnd{"failed", unix_now(), unix_now() - started_at, {}});
     throw;
   }
   outcome.exit_code = outcome.result.exit_code;
   report_end(outcome.result, err, session.get());
   if (session) {
-    sessions::RunEnd end{outcome.result.status, unix_now(), unix_now() - started_at, {}};
-    for (const auto& r : outcome.result.ranks) end.exit_codes.push_back({r.rank, r.exit_code});
-    session->send(end);
+    std::vector<sessions::RankExit> exits;
+    for (const auto& r : outcome.result.ranks) exits.push_back({r.rank, r.exit_code});
+    if (owns_run) {
+      session->send(sessions::RunEnd{outcome.result.status, unix_now(), unix_now() - started_at, exits});
+    } else {
+      sessions::HostReport report = node_report(request, started_ranks, *session);
+      report.exit_codes = exits;
+      session->send(report);
+    }
     session->close();
     outcome.session_uid = session->uid();
   }

@@ -35,8 +35,8 @@ void close_other_descriptors(int keep) {
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only (the launcher has threads).
-[[noreturn]] void exec_child(const char* program, char* const* argv, char* const* envp, int out_fd, int err_fd,
-                             int status_fd, pid_t launcher) {
+[[noreturn]] void exec_child(const char* program, char* const* argv, char* const* envp, int in_fd, int out_fd,
+                             int err_fd, int status_fd, pid_t launcher) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != launcher) ::_exit(127);  // the launcher died before prctl took effect
@@ -47,8 +47,8 @@ void close_other_descriptors(int keep) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  const int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, 0);
+  const int stdin_source = in_fd >= 0 ? in_fd : ::open("/dev/null", O_RDONLY);
+  if (stdin_source >= 0) ::dup2(stdin_source, 0);
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);
   close_other_descriptors(status_fd);
@@ -74,10 +74,11 @@ LaunchError spawn_error(const std::string& program, int error) {
 
 RankProcess RankProcess::spawn(const RankCommand& command) {
   std::vector<char*> argv = c_strings(command.argv), envp = c_strings(command.env);
-  int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1};
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0) {
+  int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, in[2] = {-1, -1};
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0 ||
+      (command.stdin_pipe && ::pipe2(in, O_CLOEXEC) != 0)) {
     const int error = errno;
-    for (int* fd : {&out[0], &out[1], &err[0], &err[1], &status[0], &status[1]}) close_fd(*fd);
+    for (int* fd : {&out[0], &out[1], &err[0], &err[1], &status[0], &status[1], &in[0], &in[1]}) close_fd(*fd);
     throw spawn_error(command.program, error);
   }
   // Signals stay blocked across fork so the launcher's handlers never run in the child.
@@ -86,12 +87,13 @@ RankProcess RankProcess::spawn(const RankCommand& command) {
   ::pthread_sigmask(SIG_SETMASK, &all, &previous);
   const pid_t launcher = ::getpid();
   const pid_t pid = ::fork();
-  if (pid == 0) exec_child(command.program.c_str(), argv.data(), envp.data(), out[1], err[1], status[1], launcher);
+  if (pid == 0)
+    exec_child(command.program.c_str(), argv.data(), envp.data(), in[0], out[1], err[1], status[1], launcher);
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  for (int* fd : {&out[1], &err[1], &status[1]}) close_fd(*fd);
+  for (int* fd : {&out[1], &err[1], &status[1], &in[0]}) close_fd(*fd);
   if (pid < 0) {
-    for (int* fd : {&out[0], &err[0], &status[0]}) close_fd(*fd);
+    for (int* fd : {&out[0], &err[0], &status[0], &in[1]}) close_fd(*fd);
     throw spawn_error(command.program, fork_error);
   }
   ::setpgid(pid, pid);  // also here, so the group exists before the launcher signals it
@@ -104,9 +106,11 @@ RankProcess RankProcess::spawn(const RankCommand& command) {
   process.pid_ = pid;
   process.stdout_fd_ = out[0];
   process.stderr_fd_ = err[0];
+  process.stdin_fd_ = in[1];
   if (n == static_cast<ssize_t>(sizeof exec_error))
     throw spawn_error(command.program, exec_error);  // ~RankProcess reaps the child
-  for (int fd : {out[0], err[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  for (int fd : {out[0], err[0], in[1]})
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 #ifdef SYS_pidfd_open
   process.exit_fd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (process.exit_fd_ >= 0) ::fcntl(process.exit_fd_, F_SETFD, FD_CLOEXEC);
@@ -122,6 +126,7 @@ RankProcess& RankProcess::operator=(RankProcess&& other) noexcept {
     pid_ = std::exchange(other.pid_, -1);
     stdout_fd_ = std::exchange(other.stdout_fd_, -1);
     stderr_fd_ = std::exchange(other.stderr_fd_, -1);
+    stdin_fd_ = std::exchange(other.stdin_fd_, -1);
     exit_fd_ = std::exchange(other.exit_fd_, -1);
     status_ = std::exchange(other.status_, std::nullopt);
   }
@@ -140,10 +145,12 @@ void RankProcess::release() {
   }
   close_stdout();
   close_stderr();
+  close_stdin();
   close_fd(exit_fd_);
   pid_ = -1;
 }
 
+void RankProcess::close_stdin() { close_fd(stdin_fd_); }
 void RankProcess::close_stdout() { close_fd(stdout_fd_); }
 void RankProcess::close_stderr() { close_fd(stderr_fd_); }
 

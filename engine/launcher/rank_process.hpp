@@ -1,7 +1,8 @@
 #pragma once
-// One rank as a child process: its own process group (so a signal to the group reaches anything
-// the rank started), stdout and stderr on pipes the launcher reads, stdin from /dev/null, and
-// PR_SET_PDEATHSIG so a launcher killed outright does not leave the rank running.
+// One rank (or one transport to a node agent) as a child process: its own process group (so a
+// signal to the group reaches anything it started), stdout and stderr on pipes the launcher reads,
+// stdin from /dev/null or a pipe, and PR_SET_PDEATHSIG so a launcher killed outright does not leave
+// it running.
 
 #include <sys/types.h>
 
@@ -15,6 +16,7 @@ struct RankCommand {
   std::string program;            ///< path of the executable
   std::vector<std::string> argv;  ///< argv[0] included
   std::vector<std::string> env;   ///< the whole environment, "KEY=VALUE"
+  bool stdin_pipe = false;        ///< stdin from a pipe the launcher writes (ssh to a node agent), not /dev/null
 };
 
 class RankProcess {
@@ -33,6 +35,9 @@ class RankProcess {
   /// Read ends (non-blocking), -1 once closed.
   int stdout_fd() const { return stdout_fd_; }
   int stderr_fd() const { return stderr_fd_; }
+  /// The write end of its stdin (non-blocking) with RankCommand::stdin_pipe, else -1.
+  int stdin_fd() const { return stdin_fd_; }
+  void close_stdin();
   /// A pidfd that polls readable when the process exits, or -1 where the kernel has none.
   int exit_fd() const { return exit_fd_; }
   void close_stdout();
@@ -50,7 +55,7 @@ class RankProcess {
   void release();
 
   pid_t pid_ = -1;
-  int stdout_fd_ = -1, stderr_fd_ = -1, exit_fd_ = -1;
+  int stdout_fd_ = -1, stderr_fd_ = -1, stdin_fd_ = -1, exit_fd_ = -1;
   std::optional<int> status_;
 };
 

@@ -7,13 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <ostream>
 #include <stdexcept>
 
 #include "engine/launcher/launch_error.hpp"
+#include "engine/launcher/signal_routing.hpp"
 
 namespace shardscope::engine::launcher {
 namespace {
@@ -25,47 +25,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
 // Without pidfds (kernels before 5.3) exits are noticed by polling this often.
 constexpr int kReapPollMs = 20;
-
-std::atomic<int> g_signal_wake_fd{-1};
-
-extern "C" void forward_signal_to_launcher(int signal) {
-  const int saved_errno = errno;
-  const int fd = g_signal_wake_fd.load();
-  if (fd >= 0) {
-    const unsigned char byte = static_cast<unsigned char>(signal);
-    [[maybe_unused]] const auto written = ::write(fd, &byte, 1);
-  }
-  errno = saved_errno;
-}
-
-// Routes SIGINT and SIGTERM into the supervisor's wake pipe for the duration of run().
-class SignalRouting {
- public:
-  explicit SignalRouting(int wake_fd) : active_(wake_fd >= 0) {
-    if (!active_) return;
-    int expected = -1;
-    if (!g_signal_wake_fd.compare_exchange_strong(expected, wake_fd))
-      throw std::logic_error("two RankSupervisors cannot both handle this process's signals");
-    struct sigaction action {};
-    action.sa_handler = forward_signal_to_launcher;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    ::sigaction(SIGINT, &action, &old_int_);
-    ::sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~SignalRouting() {
-    if (!active_) return;
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-    g_signal_wake_fd.store(-1);
-  }
-  SignalRouting(const SignalRouting&) = delete;
-  SignalRouting& operator=(const SignalRouting&) = delete;
-
- private:
-  bool active_;
-  struct sigaction old_int_ {}, old_term_ {};
-};
 
 bool failed(int wait_status) { return !(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0); }
 
@@ -272,6 +231,7 @@ void RankSupervisor::handle_exits(State& state) {
     return WIFSIGNALED(state.results[a].wait_status) && !WIFSIGNALED(state.results[b].wait_status);
   });
   for (std::size_t i : exited) {
+    if (options_.on_rank_exit) options_.on_rank_exit(state.results[i]);
     const int status = state.results[i].wait_status;
     if (!failed(status) || state.stopping) continue;
     state.first_failed = i;

@@ -44,6 +44,8 @@ struct SupervisorOptions {
   std::function<void(const sessions::LogLine&)> on_line;
   /// Called once every rank has started, with their pids (for the session's RunStart).
   std::function<void(const std::vector<StartedRank>&)> on_started;
+  /// Called as each rank's exit is seen, before the others are stopped (a node agent relays it).
+  std::function<void(const struct RankResult&)> on_rank_exit;
 };
 
 struct RankResult {

@@ -88,21 +88,31 @@ struct RankResult {
   double worst_plain_step_ms = 0;  ///< the same, leaving out the step that sends the window
 };
 
+constexpr const char* kBenchSecret = "collector-bench-secret-0123456789abcdef";
+
+// The launcher's part (rank -1): only a launcher may start a run.
+void send_run_start(int port, const Options& o) {
+  TcpSinkOptions sink_options;
+  sink_options.port = port;
+  sink_options.secret = kBenchSecret;
+  sink_options.rank = -1;
+  TcpEventSink sink(sink_options);
+  RunStart start;
+  start.name = "collector-bench";
+  start.started_at = static_cast<double>(std::time(nullptr));
+  start.world_size = o.ranks;
+  start.environment.host = probe_host();
+  for (int r = 0; r < o.ranks; ++r) start.ranks.push_back({r, r % 8, "sim-node-" + std::to_string(r / 8), r, "cuda:" + std::to_string(r % 8)});
+  sink.send(start);
+  sink.close();
+}
+
 RankResult run_rank(int rank, int port, const Options& o) {
   TcpSinkOptions sink_options;
   sink_options.port = port;
-  sink_options.session_uid = "bench";
+  sink_options.secret = kBenchSecret;
   sink_options.rank = rank;
   TcpEventSink sink(sink_options);
-  if (rank == 0) {
-    RunStart start;
-    start.name = "collector-bench";
-    start.started_at = static_cast<double>(std::time(nullptr));
-    start.world_size = o.ranks;
-    start.environment.host = probe_host();
-    for (int r = 0; r < o.ranks; ++r) start.ranks.push_back({r, r % 8, "sim-node-" + std::to_string(r / 8), r, "cuda:" + std::to_string(r % 8)});
-    sink.send(start);
-  }
   RankResult result;
   const char* timers[] = {"forward", "backward", "allreduce", "step", "data"};
   for (std::int64_t step = 0; step < o.steps; ++step) {
@@ -138,12 +148,16 @@ IngestResult ingest(const Options& o) {
   remove_db(o.db);
   CollectorOptions options;
   options.db_path = o.db;
+  options.session_uid = "bench";
+  options.secret = kBenchSecret;
+  options.world_size = o.ranks;
   options.log = [](CollectorLogLevel level, const std::string& message) {
     if (level != CollectorLogLevel::kInfo) std::fprintf(stderr, "shardscope collector: %s\n", message.c_str());
   };
   Collector collector(options);
   collector.start();
   const auto start = Clock::now();
+  send_run_start(collector.port(), o);
   std::vector<RankResult> results(static_cast<std::size_t>(o.ranks));
   std::vector<std::thread> threads;
   for (int r = 0; r < o.ranks; ++r)

@@ -123,7 +123,7 @@ TEST_F(LaunchCli, ErrorsBeforeStartingExit2WithTheRemedy) {
   auto r = run_cli(launch({"--include", "worker-1:0"}, 1));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "host 'worker-1' is not this machine")) << r.err;
-  EXPECT_TRUE(contains(r.err, "hostfile launcher")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--hostfile FILE")) << r.err;
   r = run_cli(launch({"--num_procs", "2", "--exclude", "localhost:1"}, 1));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "--num_procs starts CPU ranks")) << r.err;

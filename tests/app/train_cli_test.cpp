@@ -105,7 +105,7 @@ TEST_F(TrainCli, UsageErrorsExit2) {
 TEST_F(TrainCli, UnreachableCollectorFailsFast) {
   auto args = train_args(1);
   args.insert(args.end(), {"--collector", "127.0.0.1:9"});
-  const auto r = run_cli(args, {"SHARDSCOPE_SESSION_UID=0123456789abcdef0123456789abcdef"});
+  const auto r = run_cli(args, {"SHARDSCOPE_COLLECTOR_SECRET=0123456789abcdef0123456789abcdef"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("127.0.0.1:9"), std::string::npos) << r.err;
 }

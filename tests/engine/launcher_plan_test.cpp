@@ -43,25 +43,14 @@ DeviceSelectionOptions gpus(int count) {
   return o;
 }
 
-TEST(LauncherNodeSpec, ParsesDeepSpeedSyntaxSortedWithoutDuplicates) {
-  const auto specs = parse_node_specs("worker-0@worker-1:2,0,2", "--include");
-  ASSERT_EQ(specs.size(), 2u);
-  EXPECT_EQ(specs[0].host, "worker-0");
-  EXPECT_TRUE(specs[0].slots.empty());
-  EXPECT_EQ(specs[1].host, "worker-1");
-  EXPECT_EQ(specs[1].slots, (std::vector<int>{0, 2}));
-  const auto merged = parse_node_specs("localhost:3@localhost:1", "--include");
-  ASSERT_EQ(merged.size(), 1u);
-  EXPECT_EQ(merged[0].slots, (std::vector<int>{1, 3}));
-}
-
-TEST(LauncherNodeSpec, BadSpecsNameTheFlagAndTheSyntax) {
-  auto [message, kind] = launch_error([] { parse_node_specs("localhost:a", "--include"); });
+TEST(LauncherDevices, BadSpecsNameTheFlagAndTheSyntaxAsLaunchUsageErrors) {
+  auto [message, kind] = launch_error([] { select_local_devices([] {
+    auto o = gpus(2);
+    o.include = "localhost:a";
+    return o;
+  }()); });
   EXPECT_EQ(kind, Kind::kUsage);
-  EXPECT_TRUE(contains(message, "--include localhost:a: 'a' is not a GPU index")) << message;
-  EXPECT_TRUE(contains(launch_error([] { parse_node_specs(":0", "--exclude"); }).first, "no host name"));
-  EXPECT_TRUE(contains(launch_error([] { parse_node_specs("localhost:", "--include"); }).first, "'' is not a GPU index"));
-  EXPECT_TRUE(contains(launch_error([] { parse_node_specs("localhost:-1", "--include"); }).first, "'-1'"));
+  EXPECT_TRUE(contains(message, "--include localhost:a: 'a' is not a slot (GPU) index")) << message;
 }
 
 TEST(LauncherDevices, FiltersAsDeepSpeedDoes) {
@@ -104,13 +93,14 @@ TEST(LauncherDevices, ContradictionsAndUnknownSlotsAreUsageErrors) {
   EXPECT_TRUE(contains(launch_error([&] { select(o); }).first, "this machine has 2 GPU(s) (ids 0-1); ask for at most 2"));
 }
 
-TEST(LauncherDevices, AnotherHostNeedsTheHostfileLauncher) {
+TEST(LauncherDevices, AnotherHostNeedsAHostfile) {
   auto o = gpus(2);
   o.include = "worker-1:0";
   auto [message, kind] = launch_error([&] { select(o); });
   EXPECT_EQ(kind, Kind::kUsage);
   EXPECT_TRUE(contains(message, "host 'worker-1' is not this machine")) << message;
-  EXPECT_TRUE(contains(message, "multi-node run needs a hostfile launcher")) << message;
+  EXPECT_TRUE(contains(message, "there is no hostfile to find it in")) << message;
+  EXPECT_TRUE(contains(message, "--hostfile FILE")) << message;
   o.include = "";
   o.exclude = "worker-1";
   EXPECT_TRUE(contains(launch_error([&] { select(o); }).first, "--exclude: host 'worker-1'"));
@@ -160,7 +150,6 @@ TEST(LauncherDevices, CountsNvidiaSmiGpusButNotMigInstances) {
       "GPU 1: NVIDIA H200 (UUID: GPU-cccc)\n";
   EXPECT_EQ(count_nvidia_smi_gpus(listing), 2);
   EXPECT_EQ(count_nvidia_smi_gpus("No devices were found\n"), 0);
-  EXPECT_EQ(format_device_ids({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
 }
 
 TEST(LauncherPlan, ScansTrainArgumentsInBothForms) {
@@ -183,7 +172,7 @@ TEST(LauncherPlan, CpuRanksGetTheirEnvironmentAndDeviceCpu) {
   r.program_args = {"train"};
   r.train_args = {"--steps", "3"};
   r.num_procs = 2;
-  r.base_env = std::vector<std::string>{"PATH=/usr/bin", "RANK=7", "SHARDSCOPE_SESSION_UID=stale"};
+  r.base_env = std::vector<std::string>{"PATH=/usr/bin", "RANK=7", "SHARDSCOPE_COLLECTOR_SECRET=stale"};
   const auto plan = make_launch_plan(r);
   ASSERT_EQ(plan.ranks.size(), 2u);
   EXPECT_TRUE(plan.cpu);
@@ -202,7 +191,7 @@ TEST(LauncherPlan, CpuRanksGetTheirEnvironmentAndDeviceCpu) {
     EXPECT_EQ(env_of(spec, "MASTER_PORT"), "29500");
     EXPECT_EQ(env_of(spec, "OMP_NUM_THREADS"), std::to_string(threads));
     EXPECT_EQ(env_of(spec, "PATH"), "/usr/bin");
-    EXPECT_EQ(env_of(spec, "SHARDSCOPE_SESSION_UID"), "<unset>");
+    EXPECT_EQ(env_of(spec, "SHARDSCOPE_COLLECTOR_SECRET"), "<unset>");
     EXPECT_EQ(env_of(spec, "CUDA_VISIBLE_DEVICES"), "<unset>");
     EXPECT_EQ(std::count_if(spec.command.env.begin(), spec.command.env.end(),
                             [](const std::string& e) { return e.rfind("RANK=", 0) == 0; }),
@@ -224,10 +213,10 @@ TEST(LauncherPlan, UserSettingsWin) {
   EXPECT_EQ(env_of(plan.ranks[2], "OMP_NUM_THREADS"), "5");
   EXPECT_EQ(env_of(plan.ranks[2], "MASTER_PORT"), "29611");
   EXPECT_TRUE(plan.notes.empty());
-  attach_session(plan, "127.0.0.1:4567", "abc123");
+  attach_session(plan, "127.0.0.1:4567", "secret-abc123");
   EXPECT_EQ(plan.ranks[1].command.argv,
             (std::vector<std::string>{"/bin/true", "--device=cpu", "--collector", "127.0.0.1:4567"}));
-  EXPECT_EQ(env_of(plan.ranks[1], "SHARDSCOPE_SESSION_UID"), "abc123");
+  EXPECT_EQ(env_of(plan.ranks[1], "SHARDSCOPE_COLLECTOR_SECRET"), "secret-abc123");
 }
 
 TEST(LauncherPlan, GpuRanksSeeTheSelectedDevices) {

@@ -277,7 +277,7 @@ TEST_F(LauncherProcess, AMissingProgramIsNamed) {
 }
 
 TEST_F(LauncherProcess, TheSessionRecordsRanksLinesAndExitCodes) {
-  auto r = request(2, R"(echo "uid=$SHARDSCOPE_SESSION_UID args=$*"
+  auto r = request(2, R"(echo "secret=${#SHARDSCOPE_COLLECTOR_SECRET} args=$*"
 if [ "$RANK" = 1 ]; then sleep 0.3; echo "error: rank 1 lost its data" >&2; exit 4; fi
 echo "warning: rank 0 is slow" >&2
 sleep 30)");
@@ -292,7 +292,8 @@ sleep 30)");
   const auto outcome = launch_local(r, out_, err_);
   EXPECT_EQ(outcome.exit_code, 4);
   ASSERT_EQ(outcome.session_uid.size(), 32u);
-  EXPECT_TRUE(contains(out_.str(), "[rank 0] uid=" + outcome.session_uid + " args=--steps 3 --device cpu --collector 127.0.0.1:"))
+  // The secret reaches the rank in its environment (64 hex digits), not on its command line.
+  EXPECT_TRUE(contains(out_.str(), "[rank 0] secret=64 args=--steps 3 --device cpu --collector 127.0.0.1:"))
       << out_.str();
 
   auto store = sessions::Store::open(dir_.file("runs.db"));

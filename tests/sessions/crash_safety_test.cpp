@@ -28,14 +28,20 @@ using Clock = std::chrono::steady_clock;
   try {
     CollectorOptions options;
     options.db_path = path;
+    options.session_uid = "crash";
+    options.secret = "crash-test-secret-0123456789abcdef";
     options.log = [](CollectorLogLevel, const std::string&) {};
     Collector collector(options);
     collector.start();
     TcpSinkOptions o;
     o.port = collector.port();
-    o.session_uid = "crash";
+    o.secret = options.secret;
+    o.rank = -1;
+    TcpEventSink launcher(o);
+    launcher.send(testing::sample_run_start("crash-run", 1, "{}"));
+    launcher.close();
+    o.rank = 0;
     TcpEventSink sink(o);
-    sink.send(testing::sample_run_start("crash-run", 1, "{}"));
     for (std::int64_t step = 0;; ++step) {
       sink.send(TimerBreakdown{0, step, {{"forward", 1}, {"backward", 2}}});
       StepMetrics m;

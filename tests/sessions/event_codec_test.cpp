@@ -25,9 +25,17 @@ std::vector<Frame> decode_all(const std::string& bytes, std::size_t piece) {
 
 TEST(EventCodec, EveryEventTypeRoundTripsEvenFedByteByByte) {
   std::string bytes;
-  encode_hello({kProtocolVersion, "uid-1", 3, "node-a", 4242}, bytes);
+  Hello sent_hello;
+  sent_hello.rank = 3;
+  sent_hello.host = "node-a";
+  sent_hello.pid = 4242;
+  sent_hello.client_nonce[0] = 7;
+  sent_hello.proof[31] = 9;
+  encode_hello(sent_hello, bytes);
   std::vector<Event> events;
-  events.push_back(testing::sample_run_start("run", 2, R"({"train_batch_size": 8})"));
+  RunStart run_start = testing::sample_run_start("run", 2, R"({"train_batch_size": 8})");
+  run_start.environment_variables = {{"NCCL_DEBUG", "INFO"}, {"PYTHONPATH", "/work"}};
+  events.push_back(run_start);
   StepMetrics step;
   step.rank = 1;
   step.step = 7;
@@ -45,15 +53,26 @@ TEST(EventCodec, EveryEventTypeRoundTripsEvenFedByteByByte) {
   events.push_back(SeriesPoint{0, 3, "flops_profiler/params_per_gpu", 577});
   events.push_back(CommSummary{0, "all_reduce", 2304, 6, 1042.59, 181.69, 0.5, 0.25});
   events.push_back(SessionOrigin{"deepspeed-import", R"({"logs": ["run.log"]})"});
+  HostReport host;
+  host.host = "10.0.0.2";
+  host.node_rank = 1;
+  host.clock_offset_s = -0.25;
+  host.shardscope_version = "0.1.0";
+  host.ranks = {{2, 0, "10.0.0.2", 77, "cpu"}};
+  host.exit_codes = {{2, 137}};
+  events.push_back(host);
   for (const auto& e : events) encode_event(e, bytes);
 
   const auto frames = decode_all(bytes, 1);
   ASSERT_EQ(frames.size(), events.size() + 1);
   const auto& hello = std::get<Hello>(frames[0]);
-  EXPECT_EQ(hello.session_uid, "uid-1");
   EXPECT_EQ(hello.rank, 3);
+  EXPECT_EQ(hello.host, "node-a");
   EXPECT_EQ(hello.pid, 4242);
+  EXPECT_EQ(hello.client_nonce, sent_hello.client_nonce);
+  EXPECT_EQ(hello.proof, sent_hello.proof);
   const auto& start = std::get<RunStart>(std::get<Event>(frames[1]));
+  EXPECT_EQ(start.environment_variables, run_start.environment_variables);
   EXPECT_EQ(start.name, "run");
   EXPECT_EQ(start.ranks.size(), 2u);
   EXPECT_EQ(start.environment.accelerator.gpus.at(0).name, "NVIDIA H200");
@@ -89,6 +108,44 @@ TEST(EventCodec, EveryEventTypeRoundTripsEvenFedByteByByte) {
   const auto& origin = std::get<SessionOrigin>(std::get<Event>(frames[11]));
   EXPECT_EQ(origin.kind, "deepspeed-import");
   EXPECT_EQ(origin.details_json, R"({"logs": ["run.log"]})");
+  const auto& report = std::get<HostReport>(std::get<Event>(frames[12]));
+  EXPECT_EQ(report.host, "10.0.0.2");
+  EXPECT_EQ(report.node_rank, 1);
+  EXPECT_EQ(report.clock_offset_s, -0.25);
+  EXPECT_FALSE(report.clock_uncertainty_s.has_value());
+  ASSERT_EQ(report.ranks.size(), 1u);
+  EXPECT_EQ(report.ranks[0].pid, 77);
+  EXPECT_EQ(report.exit_codes[0].exit_code, 137);
+}
+
+TEST(EventCodec, HandshakeFramesRoundTripAndAnotherVersionIsNamedNotMisread) {
+  std::string bytes;
+  Challenge challenge;
+  challenge.nonce[5] = 0xab;
+  encode_challenge(challenge, bytes);
+  Welcome welcome{"0123abcd", 1700000000.5, {}};
+  welcome.proof[0] = 1;
+  encode_welcome(welcome, bytes);
+  const auto frames = decode_all(bytes, 3);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(std::get<Challenge>(frames[0]).nonce, challenge.nonce);
+  EXPECT_EQ(std::get<Welcome>(frames[1]).session_uid, "0123abcd");
+  EXPECT_EQ(std::get<Welcome>(frames[1]).server_time, 1700000000.5);
+  EXPECT_EQ(std::get<Welcome>(frames[1]).proof, welcome.proof);
+  // A protocol-2 Hello (session uid where the rank now is) decodes as "version 2", nothing more.
+  std::string old;
+  const std::uint32_t length = 4 + 2 + 4 + 3 + 1;
+  old.append(reinterpret_cast<const char*>(&length), 4);
+  old.push_back(static_cast<char>(FrameType::kHello));
+  old.append(reinterpret_cast<const char*>(&kHelloMagic), 4);
+  const std::uint16_t v2 = 2;
+  old.append(reinterpret_cast<const char*>(&v2), 2);
+  const std::uint32_t uid_length = 3;
+  old.append(reinterpret_cast<const char*>(&uid_length), 4);
+  old += "uid";
+  const auto decoded = decode_all(old, old.size());
+  ASSERT_EQ(decoded.size(), 1u);
+  EXPECT_EQ(std::get<Hello>(decoded[0]).protocol_version, 2);
 }
 
 TEST(EventCodec, LengthPrefixIsLittleEndianAndCoversTypeAndPayload) {
@@ -124,7 +181,7 @@ TEST(EventCodec, MalformedPayloadsAreRejected) {
   std::string unknown = "\x63" "abc";
   EXPECT_THROW(decode_frame_payload(unknown.data(), unknown.size()), ProtocolError);
   std::string hello;
-  encode_hello({kProtocolVersion, "u", 0, "h", 1}, hello);
+  encode_hello(Hello{}, hello);
   hello[5] ^= 0x55;  // corrupt the magic
   EXPECT_THROW(decode_frame_payload(hello.data() + 4, hello.size() - 4), ProtocolError);
   // A count field claiming more items than the frame can hold is refused before allocating.

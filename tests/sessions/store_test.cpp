@@ -1,7 +1,8 @@
 #include "sessions/store.hpp"
 
-
 #include <filesystem>
+
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@ namespace shardscope::sessions {
 namespace {
 
 using testing::read_bytes;
+using testing::remove_store;
 using testing::temp_path;
 using testing::write_bytes;
 
@@ -46,10 +48,47 @@ TEST(Store, CreatesAStampedWalStore) {
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
-    EXPECT_EQ(store.migrations_applied().size(), 5u);  // 0 -> 1 -> 2 -> 3 -> 4 -> 5 on a fresh file
+    EXPECT_EQ(store.migrations_applied().size(), 6u);  // 0 -> 1 -> ... -> 6 on a fresh file
   }
   Store again = Store::open(path);
   EXPECT_TRUE(again.migrations_applied().empty());
+}
+
+// Whoever sends them, credential-looking variables are stored by name only.
+TEST(Store, EnvironmentVariablesAreStoredWithCredentialsRedacted) {
+  const auto path = temp_path("env");
+  {
+    Store store = create(path);
+    StoreWriter writer(store);
+    RunStart start = testing::sample_run_start("env-run", 1, "{}");
+    start.environment_variables = {{"NCCL_DEBUG", "INFO"}, {"WANDB_API_KEY", "wandb-secret-value"}};
+    writer.write("uid", {start});
+    const auto detail = load_session(store, find_session(store, "env-run"));
+    const std::vector<std::pair<std::string, std::string>> expected = {{"NCCL_DEBUG", "INFO"},
+                                                                         {"WANDB_API_KEY", "<redacted>"}};
+    EXPECT_EQ(detail.environment_variables, expected);
+    store.checkpoint();
+  }
+  EXPECT_EQ(read_bytes(path).find("wandb-secret-value"), std::string::npos);
+  remove_store(path);
+}
+
+// Issue 22: a session file holds command lines, configs and logs; other users must not read it.
+TEST(Store, ANewSessionFileAndItsWalArePrivateToItsOwner) {
+  const auto path = temp_path("private");
+  const mode_t old_umask = ::umask(022);  // the usual umask, which alone would give 0644
+  {
+    Store store = create(path);
+    StoreWriter writer(store);
+    writer.write("uid", {LogLine{0, 1, LogLevel::kInfo, "a line"}});
+    for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+      struct stat st {};
+      ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
+      EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
+    }
+  }
+  ::umask(old_umask);
+  remove_store(path);
 }
 
 TEST(Store, MissingFileIsNotFoundUnlessCreating) {
@@ -142,13 +181,15 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
     EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'session_tags'"), 0);
   }
   Store store = Store::open(path);
-  ASSERT_EQ(store.migrations_applied().size(), 4u);
+  ASSERT_EQ(store.migrations_applied().size(), 5u);
   EXPECT_EQ(store.migrations_applied()[0], "1 -> 2: add session tags");
   EXPECT_EQ(store.migrations_applied()[1], "2 -> 3: add kernel launch details and copy throughput to activities");
   EXPECT_EQ(store.migrations_applied()[2],
             "3 -> 4: add session origin, scalar series and comm summaries (imported and watched runs)");
   EXPECT_EQ(store.migrations_applied()[3], "4 -> 5: record the writer (host, pid, process start) of each session");
-  EXPECT_EQ(store.schema_version(), 5);
+  EXPECT_EQ(store.migrations_applied()[4],
+            "5 -> 6: add the hosts of a run with their clock offsets, and the ranks' environment variables");
+  EXPECT_EQ(store.schema_version(), 6);
   const auto sessions = list_sessions(store);
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0].name, "old run");
@@ -160,6 +201,15 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
   SessionFilter filter;
   filter.tag = "baseline";
   EXPECT_EQ(list_sessions(store, filter).size(), 1u);
+  HostReport host;  // and the hosts table of version 6
+  host.host = "node-b";
+  host.node_rank = 1;
+  host.clock_offset_s = 0.5;
+  writer.write("old-uid", {host});
+  const auto hosts = load_session_hosts(store, sessions[0].id);
+  ASSERT_EQ(hosts.size(), 2u);  // node-a of the RunStart's ranks, node-b of the report
+  EXPECT_EQ(hosts[0].host, "node-b");
+  EXPECT_EQ(hosts[0].clock_offset_s, 0.5);
 }
 
 TEST(Store, OlderSchemaOpenedReadOnlyIsAnErrorNotAnUpgrade) {

@@ -1,0 +1,99 @@
+#pragma once
+// Internal to the collector (collector.cpp: threads, listening socket, writer; collector_io.cpp:
+// the network thread's connections, handshake, bounded reads and checks). Not a public header.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sessions/collector.hpp"
+#include "sessions/event_codec.hpp"
+#include "sessions/store.hpp"
+#include "sessions/store_writer.hpp"
+
+namespace shardscope::sessions {
+
+using CollectorClock = std::chrono::steady_clock;
+
+struct CollectorConnection {
+  int fd = -1;
+  std::string peer;
+  FrameDecoder decoder{kMaxHandshakeFrameBytes};  ///< raised to kMaxFrameBytes once proven
+  bool proven = false;
+  Nonce server_nonce{};
+  CollectorClock::time_point handshake_deadline;
+  int rank = -2;              ///< the rank it proved, -1 a launcher, -2 not yet known
+  std::string host;
+  std::int64_t pid = 0;
+  std::uint64_t records = 0;
+  std::size_t reserved = 0;   ///< budget held for the frame being assembled
+  bool waiting_for_budget = false;
+
+  std::string who() const;
+};
+
+/// A group of decoded events queued for the writer, with the budget they hold.
+struct CollectorChunk {
+  std::vector<SessionEvent> events;
+  std::size_t bytes = 0;
+  std::size_t records = 0;
+};
+
+struct Collector::Impl {
+  CollectorOptions options;
+  Store store;
+  std::shared_ptr<const std::string> session_uid;
+  std::unique_ptr<StoreWriter> writer;
+  int listen_fd = -1;
+  int wake_read = -1, wake_write = -1;
+  int port = 0;
+  std::thread io_thread, writer_thread;
+  bool running = false;
+
+  mutable std::mutex mutex;
+  mutable std::condition_variable items_ready, committed;
+  std::deque<CollectorChunk> queue;
+  std::size_t queue_bytes = 0;     ///< accounted bytes of queued chunks (guarded by mutex)
+  std::size_t reserved_bytes = 0;  ///< budget reserved by frames being assembled (guarded by mutex)
+  bool io_done = false;
+  std::atomic<bool> stopping{false};
+  std::list<CollectorConnection> connections;  ///< the network thread's only
+  CollectorStats stats;                         // guarded by mutex
+
+  explicit Impl(CollectorOptions o);
+
+  void log(CollectorLogLevel level, const std::string& message) const;
+  void wake() const;
+
+  // collector.cpp
+  void listen_on();
+  void writer_loop();
+  void write_with_retry(const std::vector<SessionEvent>& batch);
+
+  // collector_io.cpp
+  void io_loop();
+  void accept_all();
+  void read_connection(std::list<CollectorConnection>::iterator it);
+  void read_handshake(CollectorConnection& c);
+  enum class ReadEnd { kOpen, kEndOfStream, kFailed };
+  /// Reads and queues what the socket has; `failure` says why when it returns kFailed.
+  ReadEnd read_events(CollectorConnection& c, CollectorChunk& chunk, std::string& failure);
+  bool reserve_frame(CollectorConnection& c);
+  void admit_hello(CollectorConnection& c, const Hello& hello);
+  void check_event(const CollectorConnection& c, const Event& event) const;
+  void close_connection(std::list<CollectorConnection>::iterator it, const std::string& why, CollectorLogLevel level,
+                        bool refused);
+  void drop_expired_handshakes();
+  bool budget_exhausted() const;
+  std::size_t handshakes_open() const;
+  int poll_timeout_ms(bool paused, bool draining) const;
+};
+
+}  // namespace shardscope::sessions

@@ -1,0 +1,414 @@
+// The collector's network thread: accepting, the handshake, bounded reads, and the checks that
+// keep each connection to what it proved (collector_impl.hpp).
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iterator>
+#include <optional>
+#include <utility>
+#include <variant>
+
+#include "sessions/collector_handshake.hpp"
+#include "sessions/collector_impl.hpp"
+#include "sessions/errors.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+// Decoded events cost more than their wire bytes (strings, vectors); count a fixed overhead per
+// record on top so the budget is a real bound on memory, not on bytes received.
+constexpr std::size_t kRecordOverheadBytes = 96;
+constexpr std::size_t kReadChunk = 64u << 10;
+constexpr std::size_t kMaxReadPerTurn = 1u << 20;  // fairness: one busy rank cannot starve others
+
+// A handshake that must end the connection: the peer did not prove it belongs to the run.
+class HandshakeRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string peer_name(const sockaddr_storage& address) {
+  char host[NI_MAXHOST] = "?";
+  char port[NI_MAXSERV] = "?";
+  ::getnameinfo(reinterpret_cast<const sockaddr*>(&address), sizeof address, host, sizeof host, port,
+                sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
+  return std::string(host) + ":" + port;
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Keepalive probes find half-open connections (a rank's host lost power or its link), which a
+// silent socket would otherwise keep forever.
+void set_keepalive(int fd, const CollectorOptions& o) {
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &o.keepalive_idle_s, sizeof o.keepalive_idle_s);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &o.keepalive_interval_s, sizeof o.keepalive_interval_s);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &o.keepalive_probes, sizeof o.keepalive_probes);
+  const unsigned user_timeout_ms =
+      static_cast<unsigned>(o.keepalive_idle_s + o.keepalive_interval_s * o.keepalive_probes) * 1000u;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+}
+
+// The whole of a small frame on a fresh non-blocking socket (its send buffer is empty).
+bool send_small(int fd, const std::string& bytes) {
+  return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT) == static_cast<ssize_t>(bytes.size());
+}
+
+// The rank an event speaks for; nullopt for run-level events (RunStart, RunEnd, SessionOrigin, HostReport).
+std::optional<int> event_rank(const Event& event) {
+  return std::visit(
+      [](const auto& e) -> std::optional<int> {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, RunStart> || std::is_same_v<T, RunEnd> || std::is_same_v<T, SessionOrigin> ||
+                      std::is_same_v<T, HostReport>)
+          return std::nullopt;
+        else
+          return e.rank;
+      },
+      event);
+}
+
+const char* event_name(const Event& event) {
+  static const char* kNames[] = {"RunStart", "StepMetrics", "TimerBreakdown", "CommRecord",  "ActivityBatch",
+                                 "NvtxBatch", "LogLine",     "RunEnd",         "SeriesPoint", "CommSummary",
+                                 "SessionOrigin", "HostReport"};
+  static_assert(std::size(kNames) == std::variant_size_v<Event>, "a name for every event type");
+  return kNames[event.index()];
+}
+
+}  // namespace
+
+std::string CollectorConnection::who() const {
+  std::string name = rank == -2   ? std::string("unproven peer")
+                     : rank == -1 ? std::string("launcher")
+                                  : "rank " + std::to_string(rank);
+  return name + " (" + (host.empty() ? peer : host + ", " + peer) + ")";
+}
+
+std::size_t Collector::Impl::handshakes_open() const {
+  return static_cast<std::size_t>(
+      std::count_if(connections.begin(), connections.end(), [](const CollectorConnection& c) { return !c.proven; }));
+}
+
+bool Collector::Impl::budget_exhausted() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return queue_bytes + reserved_bytes >= options.max_queue_bytes;
+}
+
+void Collector::Impl::accept_all() {
+  while (connections.size() < options.max_connections && handshakes_open() < options.max_handshakes) {
+    sockaddr_storage address{};
+    socklen_t len = sizeof address;
+    const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&address), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        log(CollectorLogLevel::kError, std::string("accept failed: ") + std::strerror(errno));
+      return;
+    }
+    set_keepalive(fd, options);
+    CollectorConnection c;
+    c.fd = fd;
+    c.peer = peer_name(address);
+    c.server_nonce = random_nonce();
+    c.handshake_deadline = CollectorClock::now() + std::chrono::milliseconds(options.handshake_timeout_ms);
+    std::string challenge;
+    encode_challenge(Challenge{kProtocolVersion, c.server_nonce}, challenge);
+    std::lock_guard<std::mutex> lock(mutex);
+    ++stats.connections_accepted;
+    if (!send_small(fd, challenge)) {
+      ::close(fd);
+      ++stats.connections_refused;
+      continue;
+    }
+    connections.push_back(std::move(c));
+    ++stats.connections_open;
+  }
+}
+
+void Collector::Impl::close_connection(std::list<CollectorConnection>::iterator it, const std::string& why,
+                                       CollectorLogLevel level, bool refused) {
+  log(level, it->who() + ": " + why +
+                 (refused ? "; nothing from it was recorded"
+                          : "; " + std::to_string(it->records) + " records from it were kept"));
+  ::close(it->fd);
+  std::lock_guard<std::mutex> lock(mutex);
+  reserved_bytes -= it->reserved;  // a frame cut short gives its share of the budget back
+  if (refused) ++stats.connections_refused;
+  else if (level != CollectorLogLevel::kInfo) ++stats.connections_rejected;
+  --stats.connections_open;
+  connections.erase(it);
+}
+
+void Collector::Impl::admit_hello(CollectorConnection& c, const Hello& hello) {
+  if (hello.protocol_version != kProtocolVersion)
+    throw HandshakeRefused("speaks protocol version " + std::to_string(hello.protocol_version) +
+                           ", this collector speaks " + std::to_string(kProtocolVersion) +
+                           " (rank and launcher come from different builds)");
+  c.rank = hello.rank;
+  c.host = hello.host;
+  c.pid = hello.pid;
+  if (!proofs_equal(hello.proof, hello_proof(options.secret, c.server_nonce, hello)))
+    throw HandshakeRefused("did not prove it holds this run's secret (wrong, missing or another run's)");
+  if (hello.rank < -1 || (options.world_size > 0 && hello.rank >= options.world_size))
+    throw HandshakeRefused("claims rank " + std::to_string(hello.rank) + ", but the run's ranks are 0.." +
+                           std::to_string(options.world_size - 1) + " (and -1 for a launcher)");
+  Welcome welcome{*session_uid, unix_now(), {}};
+  welcome.proof = welcome_proof(options.secret, hello.client_nonce, c.server_nonce, welcome);
+  std::string bytes;
+  encode_welcome(welcome, bytes);
+  if (!send_small(c.fd, bytes)) throw HandshakeRefused("could not be sent its welcome");
+  c.proven = true;
+  c.decoder.set_max_frame_bytes(kMaxFrameBytes);
+}
+
+// Reads the Hello exactly (at most kMaxHandshakeFrameBytes): nothing beyond it is buffered.
+void Collector::Impl::read_handshake(CollectorConnection& c) {
+  char buffer[kMaxHandshakeFrameBytes + 8];
+  while (!c.proven) {
+    std::size_t want = 0;
+    try {
+      want = c.decoder.bytes_wanted();
+    } catch (const ProtocolError& e) {
+      throw HandshakeRefused(std::string("sent a first frame that is not a Hello (") + e.what() + ")");
+    }
+    const ssize_t n = ::recv(c.fd, buffer, want, 0);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      throw HandshakeRefused(n == 0 ? "disconnected before proving it belongs to the run"
+                                    : std::string("failed during the handshake: ") + std::strerror(errno));
+    }
+    c.decoder.feed(buffer, static_cast<std::size_t>(n));
+    Frame frame;
+    bool complete = false;
+    try {
+      complete = c.decoder.next(frame);
+    } catch (const ProtocolError& e) {
+      throw HandshakeRefused(std::string("sent a malformed Hello (") + e.what() + ")");
+    }
+    if (!complete) continue;
+    const auto* hello = std::get_if<Hello>(&frame);
+    if (!hello) throw HandshakeRefused("sent another frame before a Hello proving it belongs to the run");
+    admit_hello(c, *hello);
+  }
+}
+
+void Collector::Impl::check_event(const CollectorConnection& c, const Event& event) const {
+  const auto rank = event_rank(event);
+  if (!rank) {
+    if (c.rank != -1)
+      throw ProtocolError(std::string("a ") + event_name(event) + " from rank " + std::to_string(c.rank) +
+                          "; only a launcher (rank -1) starts, describes or ends the run");
+    return;
+  }
+  if (c.rank == -1) {
+    if (!std::holds_alternative<LogLine>(event))
+      throw ProtocolError(std::string("a ") + event_name(event) + " of rank " + std::to_string(*rank) +
+                          " from a launcher, which relays only log lines of other ranks");
+    if (*rank < -1 || (options.world_size > 0 && *rank >= options.world_size))
+      throw ProtocolError("a log line of rank " + std::to_string(*rank) + ", which the run does not have");
+    return;
+  }
+  if (*rank != c.rank)
+    throw ProtocolError(std::string("a ") + event_name(event) + " of rank " + std::to_string(*rank) +
+                        " on the connection of rank " + std::to_string(c.rank) +
+                        " (a connection reports only for the rank it proved)");
+}
+
+bool Collector::Impl::reserve_frame(CollectorConnection& c) {
+  const auto header = c.decoder.pending_header();
+  const std::size_t need = 4 + header->length + kRecordOverheadBytes * max_records_in_frame(header->type, header->length);
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::size_t held = queue_bytes + reserved_bytes;
+  // A frame whose own share exceeds the cap can only ever go alone.
+  if (held > 0 && held + need > options.max_queue_bytes) {
+    if (!c.waiting_for_budget) ++stats.backpressure_pauses;
+    c.waiting_for_budget = true;
+    return false;
+  }
+  reserved_bytes += need;
+  stats.queue_bytes_peak = std::max(stats.queue_bytes_peak, queue_bytes + reserved_bytes);
+  c.reserved = need;
+  c.waiting_for_budget = false;
+  return true;
+}
+
+// Reads exactly up to the end of the frame being assembled, whose share of the budget is reserved
+// before its first payload byte is read: a connection never holds more than one frame's bytes.
+Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, CollectorChunk& chunk,
+                                                     std::string& failure) {
+  char buffer[kReadChunk];
+  std::size_t read_total = 0, released = 0;
+  bool eof = false;
+  auto account = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    stats.bytes_received += read_total;
+    stats.frames_received += chunk.events.size();
+    stats.records_received += chunk.records;
+    reserved_bytes -= released;
+    if (!chunk.events.empty()) {
+      queue_bytes += chunk.bytes;
+      queue.push_back(std::move(chunk));
+    }
+    stats.queue_bytes_peak = std::max(stats.queue_bytes_peak, queue_bytes + reserved_bytes);
+  };
+  try {
+    while (read_total < kMaxReadPerTurn) {
+      const std::size_t want = c.decoder.bytes_wanted();
+      if (c.reserved == 0 && c.decoder.pending_header() && !reserve_frame(c)) break;
+      const ssize_t n = ::recv(c.fd, buffer, std::min(want, sizeof buffer), 0);
+      if (n == 0) eof = true;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        failure = errno == ETIMEDOUT ? "its host stopped answering (keepalive timed out: a half-open connection)"
+                                     : std::string("connection failed: ") + std::strerror(errno);
+      if (n <= 0) break;
+      read_total += static_cast<std::size_t>(n);
+      c.decoder.feed(buffer, static_cast<std::size_t>(n));
+      if (c.decoder.bytes_wanted() != 0) continue;
+      const auto header = *c.decoder.pending_header();
+      Frame frame;
+      c.decoder.next(frame);
+      auto* event = std::get_if<Event>(&frame);
+      if (!event) throw ProtocolError("a handshake frame after the handshake");
+      check_event(c, *event);
+      const std::size_t records = event_record_count(*event);
+      chunk.records += records;
+      chunk.bytes += 4 + header.length + records * kRecordOverheadBytes;
+      c.records += records;
+      chunk.events.push_back({session_uid, std::move(*event)});
+      released += std::exchange(c.reserved, 0);
+    }
+  } catch (const ProtocolError& e) {
+    account();
+    throw;
+  }
+  account();
+  if (!failure.empty()) return ReadEnd::kFailed;
+  return eof ? ReadEnd::kEndOfStream : ReadEnd::kOpen;
+}
+
+void Collector::Impl::read_connection(std::list<CollectorConnection>::iterator it) {
+  CollectorConnection& c = *it;
+  ReadEnd end = ReadEnd::kOpen;
+  std::string failure;
+  try {
+    if (!c.proven) read_handshake(c);
+    if (!c.proven) return;
+    CollectorChunk chunk;
+    end = read_events(c, chunk, failure);
+  } catch (const HandshakeRefused& e) {
+    close_connection(it, std::string("refused: it ") + e.what(), CollectorLogLevel::kWarning, true);
+    return;
+  } catch (const ProtocolError& e) {
+    close_connection(it, std::string("sent garbage (") + e.what() + "); connection closed", CollectorLogLevel::kWarning,
+                     false);
+    return;
+  }
+  items_ready.notify_one();
+  if (end == ReadEnd::kFailed) {
+    close_connection(it, failure, CollectorLogLevel::kWarning, false);
+  } else if (end == ReadEnd::kEndOfStream && c.decoder.buffered_bytes() > 0) {
+    close_connection(it, "disconnected in the middle of a frame (" + std::to_string(c.decoder.buffered_bytes()) +
+                             " bytes of an incomplete frame discarded)", CollectorLogLevel::kWarning, false);
+  } else if (end == ReadEnd::kEndOfStream) {
+    close_connection(it, "disconnected", CollectorLogLevel::kInfo, false);
+  }
+}
+
+void Collector::Impl::drop_expired_handshakes() {
+  const auto now = CollectorClock::now();
+  for (auto it = connections.begin(); it != connections.end();) {
+    auto next = std::next(it);
+    if (!it->proven && now >= it->handshake_deadline)
+      close_connection(it, "did not finish the handshake within " + std::to_string(options.handshake_timeout_ms) +
+                               " ms (an idle connection, or not a ShardScope rank); closed",
+                       CollectorLogLevel::kWarning, true);
+    it = next;
+  }
+}
+
+int Collector::Impl::poll_timeout_ms(bool paused, bool draining) const {
+  long long timeout = paused ? 50 : draining ? options.drain_idle_ms : -1;
+  const auto now = CollectorClock::now();
+  for (const auto& c : connections) {
+    if (c.proven) continue;
+    const long long left =
+        std::max<long long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(c.handshake_deadline - now).count() + 1);
+    timeout = timeout < 0 ? left : std::min(timeout, left);
+  }
+  return static_cast<int>(timeout);
+}
+
+void Collector::Impl::io_loop() {
+  std::vector<pollfd> fds;
+  std::vector<std::list<CollectorConnection>::iterator> owners;
+  bool was_paused = false, backlog_taken = false;
+  while (true) {
+    const bool draining = stopping.load();
+    if (draining && !backlog_taken) {
+      // Ranks whose connect() completed before stop() wait in the listen backlog; their events
+      // count as arrived, so take them in before draining.
+      accept_all();
+      backlog_taken = true;
+    }
+    if (draining && connections.empty()) break;
+    const bool paused = budget_exhausted();
+    if (paused && !was_paused) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++stats.backpressure_pauses;
+    }
+    was_paused = paused;
+    fds.assign(1, pollfd{wake_read, POLLIN, 0});
+    owners.assign(1, connections.end());
+    const bool room = connections.size() < options.max_connections && handshakes_open() < options.max_handshakes;
+    if (!draining && room) {
+      fds.push_back({listen_fd, POLLIN, 0});
+      owners.push_back(connections.end());
+    }
+    for (auto it = connections.begin(); it != connections.end(); ++it) {
+      // A proven connection reads on while it holds a reservation; otherwise it needs new budget.
+      const bool readable = !it->proven || it->reserved > 0 || (!paused && !it->waiting_for_budget) ||
+                            (it->waiting_for_budget && reserve_frame(*it));
+      fds.push_back({it->fd, static_cast<short>(readable ? POLLIN : 0), 0});
+      owners.push_back(it);
+    }
+    const int rc = ::poll(fds.data(), fds.size(), poll_timeout_ms(paused, draining));
+    if (rc < 0 && errno != EINTR) {
+      log(CollectorLogLevel::kError, std::string("poll failed: ") + std::strerror(errno));
+      break;
+    }
+    if (rc == 0 && draining && !paused) {
+      while (!connections.empty())
+        close_connection(connections.begin(), "still connected but silent at shutdown; closed",
+                         CollectorLogLevel::kWarning, !connections.begin()->proven);
+      break;
+    }
+    if (fds[0].revents & POLLIN) {
+      char sink[256];
+      while (::read(wake_read, sink, sizeof sink) > 0) {
+      }
+    }
+    const bool accept_ready = fds.size() > 1 && owners[1] == connections.end() && fds[1].fd == listen_fd &&
+                              (fds[1].revents & POLLIN);
+    for (std::size_t i = 1; i < fds.size(); ++i)
+      if (owners[i] != connections.end() && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) read_connection(owners[i]);
+    if (accept_ready) accept_all();
+    drop_expired_handshakes();
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  io_done = true;
+  items_ready.notify_all();
+}
+
+}  // namespace shardscope::sessions

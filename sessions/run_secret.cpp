@@ -1,0 +1,106 @@
+#include "sessions/run_secret.hpp"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "sessions/errors.hpp"
+
+namespace shardscope::sessions {
+namespace {
+
+constexpr std::size_t kMaxSecretFileBytes = 4096;
+
+SessionsError bad_file(const std::string& path, const std::string& what) {
+  return SessionsError(ErrorKind::kInvalidArgument, "secret file " + path + ": " + what);
+}
+
+std::string octal_mode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+}  // namespace
+
+std::string random_bytes(std::size_t count) {
+  std::string bytes(count, '\0');
+  std::size_t filled = 0;
+  while (filled < count) {
+    const ssize_t n = ::getrandom(bytes.data() + filled, count - filled, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw SessionsError(ErrorKind::kStorage, std::string("getrandom failed: ") + std::strerror(errno));
+    filled += static_cast<std::size_t>(n);
+  }
+  return bytes;
+}
+
+std::string hex_encode(std::string_view bytes) {
+  static const char* kHex = "0123456789abcdef";
+  std::string text;
+  text.reserve(bytes.size() * 2);
+  for (unsigned char byte : bytes) {
+    text.push_back(kHex[byte >> 4]);
+    text.push_back(kHex[byte & 15]);
+  }
+  return text;
+}
+
+std::string new_run_secret() { return hex_encode(random_bytes(32)); }
+
+std::string read_secret_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) throw bad_file(path, std::string("cannot open it: ") + std::strerror(errno));
+  struct stat st {};
+  std::string text;
+  try {
+    if (::fstat(fd, &st) != 0) throw bad_file(path, std::string("cannot stat it: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) throw bad_file(path, "is not a regular file; give a file holding the secret");
+    if (st.st_uid != ::geteuid())
+      throw bad_file(path, "belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
+                               std::to_string(::geteuid()) + "); a secret must be this user's own file");
+    if (st.st_mode & 077)
+      throw bad_file(path, "has mode " + octal_mode(st.st_mode) +
+                               ", so other users can read it; make it private with chmod 600 " + path);
+    if (st.st_size > static_cast<off_t>(kMaxSecretFileBytes))
+      throw bad_file(path, "is " + std::to_string(st.st_size) + " bytes; a secret file holds one line (at most " +
+                               std::to_string(kMaxSecretFileBytes) + " bytes)");
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' || text.back() == '\t'))
+    text.pop_back();
+  if (text.size() < kMinSecretChars)
+    throw bad_file(path, "holds " + std::to_string(text.size()) + " characters; a secret needs at least " +
+                             std::to_string(kMinSecretChars) +
+                             " (make one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > " + path + ")");
+  return text;
+}
+
+std::optional<std::string> take_secret_from_environment() {
+  const char* value = std::getenv(kCollectorSecretVariable);
+  if (!value || !*value) return std::nullopt;
+  std::string secret = value;
+  ::unsetenv(kCollectorSecretVariable);
+  return secret;
+}
+
+}  // namespace shardscope::sessions
