@@ -6,7 +6,13 @@ cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh
 BUILD_DIR="${SHARDSCOPE_BUILD_DIR:-build}"
-ctest --test-dir "$BUILD_DIR" -j "${SHARDSCOPE_JOBS:-$(nproc)}" --output-on-failure --timeout 600
+# A test that fails is run once more, alone, and named: one that passes then is flaky, which is a
+# bug to chase (docs/build.md lists the known one), not a pass to forget.
+if ! ctest --test-dir "$BUILD_DIR" -j "${SHARDSCOPE_JOBS:-$(nproc)}" --output-on-failure --timeout 600; then
+  echo "[test] FLAKY OR FAILING: $(tr '\n' ' ' < "$BUILD_DIR/Testing/Temporary/LastTestsFailed.log")"
+  echo "[test] running the failed tests once more, one at a time"
+  ctest --test-dir "$BUILD_DIR" --rerun-failed --output-on-failure --timeout 600
+fi
 # The libFuzzer targets, 30 s each in their own clang build (build-fuzz/); any report fails CI.
 # SHARDSCOPE_FUZZ_SECONDS=0 skips them.
 if [[ "${SHARDSCOPE_FUZZ_SECONDS:-30}" != 0 ]]; then

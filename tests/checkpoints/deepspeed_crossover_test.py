@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,13 @@ LOSS_SCALER = "deepspeed.runtime.fp16.loss_scaler.LossScaler"
 class Failure(Exception):
     pass
 
+
+
+def free_port():
+    """A port free now, so parallel ctest runs do not meet on the launcher's default 29500."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return str(sock.getsockname()[1])
 
 def run(cmd, **kwargs):
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kwargs)
@@ -131,7 +139,7 @@ def deepspeed_to_shardscope(a, work):
                         deepspeed_fp32(ckpt, "global_step3", a.stage))
     common = ["--config", a.config, *MODEL, "--data", a.tokens, "--steps", "5", "--load", ckpt]
     db2, db1 = os.path.join(work, "resume2.db"), os.path.join(work, "resume1.db")
-    run([a.shardscope, "launch", "--num_procs", "2", "--session", db2, "--", *common])
+    run([a.shardscope, "launch", "--master_port", free_port(), "--num_procs", "2", "--session", db2, "--", *common])
     ours = shardscope_losses(a.shardscope, db2)
     for step in (4, 5):
         expect_close(f"train --load of DeepSpeed's checkpoint on 2 ranks, step {step}", ours[step], ds_losses[step])
@@ -159,7 +167,7 @@ def weights_only_loads(ckpt, allowed):
 
 def shardscope_to_deepspeed(a, work, save_format):
     ckpt, db = os.path.join(work, f"ss_ckpt_{save_format}"), os.path.join(work, f"ss_{save_format}.db")
-    run([a.shardscope, "launch", "--num_procs", "2", "--session", db, "--", "--config", a.config, *MODEL,
+    run([a.shardscope, "launch", "--master_port", free_port(), "--num_procs", "2", "--session", db, "--", "--config", a.config, *MODEL,
          "--data", a.tokens, "--steps", "5", "--save", ckpt, "--save-every", "3", "--save-format", save_format])
     ours = shardscope_losses(a.shardscope, db)
     import torch

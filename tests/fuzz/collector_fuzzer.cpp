@@ -17,6 +17,7 @@
 #include <string>
 
 #include "sessions/collector.hpp"
+#include "sessions/collector_handshake.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/event_codec.hpp"
 #include "sessions/sqlite_db.hpp"
@@ -28,7 +29,13 @@ using namespace shardscope::sessions;
 
 // The client side of a connection's setup, as a rank does it: connect, then say Hello. When the
 // collector's handshake changes (an authenticated Hello), this is the one function to adapt.
-int connect_as_rank(int port, const std::string& session_uid, int rank) {
+// The fuzzer's run: its session and secret, known to the collector and to connect_as_rank.
+constexpr const char* kFuzzSession = "fuzz-session";
+constexpr const char* kFuzzSecret = "fuzz-run-secret-0123456789abcdef";
+
+// A rank's connection past the collector's challenge-response (client_handshake), so the fuzzed
+// bytes reach the decoder and the store as a proven rank's events would.
+int connect_as_rank(int port, int rank) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -37,14 +44,14 @@ int connect_as_rank(int port, const std::string& session_uid, int rank) {
   if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
     shardscope::fuzz::fail("cannot connect to the collector");
   Hello hello;
-  hello.session_uid = session_uid;
   hello.rank = rank;
   hello.host = "fuzz-host";
   hello.pid = ::getpid();
-  std::string frame;
-  encode_hello(hello, frame);
-  if (::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(frame.size()))
-    shardscope::fuzz::fail("cannot send Hello");
+  try {
+    client_handshake(fd, kFuzzSecret, hello, 5000, "127.0.0.1:" + std::to_string(port));
+  } catch (const std::exception& e) {
+    shardscope::fuzz::fail(std::string("the handshake failed: ") + e.what());
+  }
   return fd;
 }
 
@@ -61,6 +68,8 @@ LiveCollector& live_collector() {
     l.db_path = std::string(folder) + "/collector.db";
     CollectorOptions options;
     options.db_path = l.db_path;
+    options.session_uid = kFuzzSession;
+    options.secret = kFuzzSecret;
     options.drain_idle_ms = 50;
     // Bad connections are expected; SHARDSCOPE_FUZZ_LOG=1 shows what the collector says of them.
     options.log = [](CollectorLogLevel, const std::string& text) {
@@ -95,7 +104,7 @@ void check_store_integrity(const std::string& path) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   decode_in_process(data, size);
   LiveCollector& live = live_collector();
-  const int fd = connect_as_rank(live.collector->port(), "fuzz-session", static_cast<int>(size % 4));
+  const int fd = connect_as_rank(live.collector->port(), static_cast<int>(size % 4));
   std::size_t sent = 0;
   while (sent < size) {
     const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);

@@ -58,7 +58,7 @@ TEST(Store, CreatesAStampedWalStore) {
 TEST(Store, EnvironmentVariablesAreStoredWithCredentialsRedacted) {
   const auto path = temp_path("env");
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     RunStart start = testing::sample_run_start("env-run", 1, "{}");
     start.environment_variables = {{"NCCL_DEBUG", "INFO"}, {"WANDB_API_KEY", "wandb-secret-value"}};
@@ -78,7 +78,7 @@ TEST(Store, ANewSessionFileAndItsWalArePrivateToItsOwner) {
   const auto path = temp_path("private");
   const mode_t old_umask = ::umask(022);  // the usual umask, which alone would give 0644
   {
-    Store store = create(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     writer.write("uid", {LogLine{0, 1, LogLevel::kInfo, "a line"}});
     for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
