@@ -97,6 +97,26 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
   out.run_diff = ss::diff_documents(runs, false);
 }
 
+
+// Opens a session file for the catalog: read-only, with quick_check. A file of an older ShardScope
+// cannot be read so; it is upgraded in place, as every CLI command does on open, and then read.
+ss::Store open_for_catalog(const std::string& file) {
+  ss::StoreOpenOptions options;
+  options.read_only = true;
+  options.integrity = ss::IntegrityCheck::kWarn;
+  try {
+    return ss::Store::open(file, options);
+  } catch (const std::exception& read_only_error) {
+    options.read_only = false;
+    options.create_if_missing = false;
+    try {
+      return ss::Store::open(file, options);  // migrates an older schema; a damaged file stays read-only
+    } catch (const std::exception&) {
+      throw std::runtime_error(read_only_error.what());  // the first reason says what is wrong
+    }
+  }
+}
+
 }  // namespace
 
 Catalog load_catalog(const std::vector<std::string>& files) {
@@ -105,10 +125,7 @@ Catalog load_catalog(const std::vector<std::string>& files) {
     try {
       // Where the GUI opens a session file: quick_check first; a damaged file is still listed,
       // read-only, with the damage named. Names come from the file and are shown escaped.
-      ss::StoreOpenOptions options;
-      options.read_only = true;
-      options.integrity = ss::IntegrityCheck::kWarn;
-      ss::Store store = ss::Store::open(file, options);
+      ss::Store store = open_for_catalog(file);
       if (const std::string warning = ss::damage_warning(store); !warning.empty())
         catalog.errors.push_back("warning: " + ss::escape_control_characters(warning));
       for (auto& info : ss::list_sessions(store)) {

@@ -325,6 +325,13 @@ void SessionsPage::onCatalogLoaded() {
   const std::size_t count = catalog.rows.size();
   catalog_->setRows(std::move(catalog.rows));
   for (const auto& error : catalog.errors) emit statusMessage(QString::fromStdString(error));
+  // The status bar's message is gone with the next one: a file that could not be read stays
+  // named under the table until the next load.
+  if (!catalog.errors.empty()) {
+    QStringList lines;
+    for (const auto& error : catalog.errors) lines << QString::fromStdString(error).toHtmlEscaped();
+    compare_header_->setText(tr("<b>Could not read every file:</b> %1").arg(lines.join("<br>")));
+  }
   if (catalog.errors.empty())
     emit statusMessage(tr("%1 sessions in %2 files").arg(count).arg(files_.size()));
   if (!reveal_uid_.isEmpty()) {
