@@ -97,7 +97,6 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
   out.run_diff = ss::diff_documents(runs, false);
 }
 
-
 // Opens a session file for the catalog: read-only, with quick_check. A file of an older ShardScope
 // cannot be read so; it is upgraded in place, as every CLI command does on open, and then read.
 ss::Store open_for_catalog(const std::string& file) {
