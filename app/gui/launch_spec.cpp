@@ -5,6 +5,8 @@
 #include <regex>
 #include <stdexcept>
 
+#include "configs/shell_words.hpp"
+
 namespace shardscope::gui {
 namespace {
 
@@ -91,37 +93,11 @@ std::vector<std::string> launch_arguments(const LaunchSpec& s) {
 }
 
 std::vector<std::string> split_shell_words(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  char quote = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote == '\'') {
-      if (c == '\'') quote = 0;
-      else word += c;
-    } else if (c == '\\' && i + 1 < text.size() && quote != '\'') {
-      word += text[++i];
-      in_word = true;
-    } else if (quote == '"') {
-      if (c == '"') quote = 0;
-      else word += c;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      in_word = true;
-    } else if (std::isspace(static_cast<unsigned char>(c))) {
-      if (in_word) words.push_back(word);
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
+  try {
+    return configs::split_shell_words(text);
+  } catch (const configs::UnclosedQuoteError& e) {
+    throw std::invalid_argument(std::string("Extra arguments: ") + e.what());
   }
-  require(quote == 0, std::string("Extra arguments: the ") + (quote == '"' ? "double" : "single") +
-                          " quote is not closed");
-  if (in_word) words.push_back(word);
-  return words;
 }
 
 ConsoleLine parse_console_line(const std::string& line, bool from_stderr, int single_rank) {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "configs/shell_words.hpp"
 #include "engine/launcher/launch_error.hpp"
 
 namespace shardscope::engine::launcher {
@@ -163,34 +164,11 @@ std::vector<TransportProcess> transport_processes(const TransportOptions& o, con
 }
 
 std::vector<std::string> split_launcher_args(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  char quote = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-      else if (c == '\\' && quote == '"' && i + 1 < text.size() && (text[i + 1] == '"' || text[i + 1] == '\\')) word += text[++i];
-      else word += c;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      in_word = true;
-    } else if (c == '\\' && i + 1 < text.size()) {
-      word += text[++i];
-      in_word = true;
-    } else if (std::isspace(static_cast<unsigned char>(c))) {
-      if (in_word) words.push_back(word);
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
+  try {
+    return configs::split_shell_words(text);
+  } catch (const configs::UnclosedQuoteError&) {
+    throw LaunchError(LaunchError::Kind::kUsage, "--launcher_args '" + text + "': No closing quotation");
   }
-  if (quote) throw LaunchError(LaunchError::Kind::kUsage, "--launcher_args '" + text + "': No closing quotation");
-  if (in_word) words.push_back(word);
-  return words;
 }
 
 std::string find_program(const std::string& program, const std::string& path_variable) {
