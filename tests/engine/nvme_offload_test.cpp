@@ -1,7 +1,8 @@
 // ZeRO-Infinity on the CPU (Gloo ranks as threads): NVMe offload of the optimizer, of the
 // parameters and of both, on 1 and 2 ranks, trains to the losses of the same run with CPU offload
 // (relative difference under 1e-6 in fp32: the same CPU kernels step the same numbers, read back
-// from files); so do pipelined swapping and a partial ratio. The swap files exist in DeepSpeed's
+// from files; ctest runs MKL on one thread, whose threaded sgemm is not reproducible run to run);
+// so do pipelined swapping and a partial ratio. The swap files exist in DeepSpeed's
 // folders while the engine lives and are gone after; a checkpoint holds the whole optimizer state
 // and resumes on CPU offload and on no offload; bad paths, failed reads and too few buffers are
 // named with the file, the rank and the cause.
