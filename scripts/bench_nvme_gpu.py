@@ -27,7 +27,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
 import bench_common as bc  # noqa: E402
 
-# GPT-2 shapes (layers, hidden, heads), smallest first; vocab 50304, seq 1024.
+# GPT-2 shapes (layers, hidden, heads), smallest first; vocab 50304, seq 1024 (--seq-len sets it).
 CANDIDATES = [(24, 1024, 16), (24, 1536, 16), (24, 2048, 16), (36, 2048, 16), (32, 2560, 20), (40, 3072, 24),
               (36, 4096, 32), (40, 5120, 40), (48, 6144, 48)]
 VOCAB, SEQ = 50304, 1024
@@ -38,10 +38,11 @@ def gpt2_params(layers, hidden):
 
 
 def estimate(cli, shape, config_path):
+    # --flash-attention: the engine's attention is SDPA, which keeps no s x s score matrices.
     layers, hidden, heads = shape
     out = subprocess.run([cli, "estimate", "--layout", "gpt2", "--layers", str(layers), "--hidden", str(hidden),
                           "--heads", str(heads), "--vocab", str(VOCAB), "--seq-len", str(SEQ), "--gpus-per-node", "1",
-                          "--gpu", "H200", "--config", config_path, "--json"], capture_output=True, text=True)
+                          "--gpu", "H200", "--config", config_path, "--flash-attention", "--json"], capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
@@ -106,6 +107,7 @@ def choose(args, bandwidth_gbps, free_bytes):
 
 
 def main():
+    global SEQ
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cli", required=True)
     p.add_argument("--nvme-dir", required=True)
@@ -114,6 +116,7 @@ def main():
     p.add_argument("--disk-share", type=float, default=0.8, help="share of the free space the swap may use")
     p.add_argument("--achieved-tflops", type=float, default=250.0, help="bf16 TFLOP/s a step reaches, for sizing")
     p.add_argument("--micro-batch", type=int, default=8)
+    p.add_argument("--seq-len", type=int, default=SEQ, help="tokens per sequence (the model's n_positions too)")
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--min-ratio", type=float, default=0.5)
@@ -122,6 +125,7 @@ def main():
     p.add_argument("--device", default="cuda", help="cpu for a dry run of the script on a machine without a GPU")
     p.add_argument("--shape", help="LAYERS,HIDDEN,HEADS[,GAS]: run this shape instead of the sizing")
     args = p.parse_args()
+    SEQ = args.seq_len
     with open(args.bench_json) as f:
         bench = json.load(f)
     best = bench["best"]
