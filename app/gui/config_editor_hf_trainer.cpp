@@ -67,14 +67,15 @@ QWidget* ConfigEditorPage::buildHfFilledTab() {
   cli_twin_->setWordWrap(true);
   cli_twin_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // wraps; never widens the page
   cli_twin_->setToolTip(tr("The same check from a terminal"));
-  hf_filled_ = new RowsTableModel({tr("key"), tr("value the Trainer wrote"), tr("line")}, this);
+  hf_filled_ = new RowsTableModel({tr("line"), tr("key"), tr("value the Trainer wrote")}, this);
   auto* view = new QTableView;
   view->setModel(hf_filled_);
   view->verticalHeader()->hide();
+  view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);  // keys and values whole
   view->horizontalHeader()->setStretchLastSection(true);
   view->setSelectionBehavior(QAbstractItemView::SelectRows);
   connect(view, &QTableView::clicked, this, [this](const QModelIndex& index) {
-    const int line = hf_filled_->row(index.row()).value(2).toInt();
+    const int line = hf_filled_->row(index.row()).value(0).toInt();
     if (line > 0) editor_->selectLine(line);
   });
   layout->addWidget(cli_twin_);
@@ -104,8 +105,8 @@ void ConfigEditorPage::showHfTrainerFill() {
   std::vector<QVariantList> rows;
   if (result_.hf_trainer)
     for (const auto& filled : result_.hf_trainer->filled)
-      rows.push_back({QString::fromStdString(filled.path), QString::fromStdString(filled.value.dump()),
-                      line_of(result_.resolved, filled.path)});
+      rows.push_back({line_of(result_.resolved, filled.path), QString::fromStdString(filled.path),
+                      QString::fromStdString(filled.value.dump())});
   hf_filled_->setRows(std::move(rows));
   cli_twin_->setText(cliTwin());
   if (!hf_trainer_->isChecked()) {

@@ -110,6 +110,8 @@ QWidget* ConfigEditorPage::buildBottomTabs() {
   diagnostics_view_->horizontalHeader()->setSectionResizeMode(DiagnosticsModel::kMessage, QHeaderView::Stretch);
   diagnostics_view_->horizontalHeader()->setSectionResizeMode(DiagnosticsModel::kHint, QHeaderView::Stretch);
   diagnostics_view_->setWordWrap(true);
+  // A row is as tall as its wrapped message: a mismatch names its keys at the message's end.
+  diagnostics_view_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   // Clicking a diagnostic selects the line it points at.
   connect(diagnostics_view_, &QTableView::clicked, this, [this](const QModelIndex& index) {
     const int line = diagnostics_->data(index, Qt::UserRole).toInt();

@@ -64,7 +64,7 @@ class ConfigEditorPage : public QWidget {
   void setHfTrainer(bool on, const QString& arguments = QString());
   QCheckBox* hfTrainerCheck() const { return hf_trainer_; }
   QLineEdit* hfArgumentsField() const { return hf_arguments_; }
-  /// The keys the Trainer's fill wrote: key, value, line of the key.
+  /// The keys the Trainer's fill wrote: line of the key, key, value.
   RowsTableModel* hfFilledModel() const { return hf_filled_; }
   /// The TrainingArguments' problem ("--hf-trainer foo=1: unknown ..."), or "".
   QString hfArgumentsError() const { return hf_arguments_error_; }

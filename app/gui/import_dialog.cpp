@@ -29,16 +29,21 @@ std::optional<std::string> text_of(const QLineEdit* field) {
   return text.isEmpty() ? std::nullopt : std::optional<std::string>(text.toStdString());
 }
 
-// Two buttons under a list: "Add..." and "Remove" (the selected rows).
-QWidget* add_remove_row(QPushButton** add, QPushButton** remove) {
+// A list with "Add..." and "Remove" (the selected rows) stacked at its right; the list keeps a few
+// rows' height, so the form does not spread the dialog's spare height between its rows.
+QWidget* list_with_buttons(QWidget* list, QPushButton** add, QPushButton** remove) {
   auto* row = new QWidget;
   auto* layout = new QHBoxLayout(row);
   layout->setContentsMargins(0, 0, 0, 0);
+  auto* buttons = new QVBoxLayout;
   *add = new QPushButton(QObject::tr("Add\u2026"));
   *remove = new QPushButton(QObject::tr("Remove"));
-  layout->addWidget(*add);
-  layout->addWidget(*remove);
-  layout->addStretch(1);
+  buttons->addWidget(*add);
+  buttons->addWidget(*remove);
+  buttons->addStretch(1);
+  layout->addWidget(list, 1);
+  layout->addLayout(buttons);
+  row->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
   return row;
 }
 
@@ -57,8 +62,10 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
                               "in one transaction; a failed import writes nothing."));
   intro->setWordWrap(true);
   layout->addWidget(intro);
-  layout->addWidget(buildSources());
-  layout->addWidget(buildLabels());
+  auto* form = new QFormLayout;
+  addSourceRows(form);
+  addLabelRows(form);
+  layout->addLayout(form);
   cli_twin_ = new QLabel;
   cli_twin_->setWordWrap(true);
   cli_twin_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -80,11 +87,12 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
   import_->setDefault(true);
   connect(import_, &QPushButton::clicked, this, &ImportDialog::startImport);
   connect(buttons, &QDialogButtonBox::rejected, this, &ImportDialog::reject);
+  layout->addStretch(1);  // spare height goes above the buttons, not between the fields
   layout->addWidget(buttons);
   for (QLineEdit* field : findChildren<QLineEdit*>())
     connect(field, &QLineEdit::textChanged, this, &ImportDialog::updateCliTwin);
   connect(samples_per_step_, &QSpinBox::valueChanged, this, &ImportDialog::updateCliTwin);
-  resize(720, 640);
+  resize(760, sizeHint().height());
   updateCliTwin();
 }
 
@@ -93,10 +101,7 @@ ImportDialog::~ImportDialog() {
   watcher_->waitForFinished();
 }
 
-QWidget* ImportDialog::buildSources() {
-  auto* box = new QWidget;
-  auto* form = new QFormLayout(box);
-  form->setContentsMargins(0, 0, 0, 0);
+void ImportDialog::addSourceRows(QFormLayout* form) {
   QWidget* row = nullptr;
   session_file_ = make_path_field(this, PathKind::kSaveFile, tr("The session file to add the run to (created if missing)"),
                                   tr("Session files (*.db *.sqlite *.sessions);;All files (*)"), &row);
@@ -111,20 +116,16 @@ QWidget* ImportDialog::buildSources() {
                                  tr("JSON (*.json);;All files (*)"), &row);
   form->addRow(tr("ds_config.json"), row);
   form->addRow(tr("Traces"), buildTraces());
-  return box;
 }
 
 QWidget* ImportDialog::buildLogs() {
-  auto* box = new QWidget;
-  auto* layout = new QVBoxLayout(box);
-  layout->setContentsMargins(0, 0, 0, 0);
   logs_ = new QListWidget;
   logs_->setToolTip(tr("DeepSpeed's console output, or per-rank logs *_rank<R>.log (--log, repeatable)"));
   logs_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  logs_->setMinimumHeight(logs_->fontMetrics().lineSpacing() * 3);
   logs_->setMaximumHeight(logs_->fontMetrics().lineSpacing() * 5);
   QPushButton *add = nullptr, *remove = nullptr;
-  layout->addWidget(logs_);
-  layout->addWidget(add_remove_row(&add, &remove));
+  QWidget* box = list_with_buttons(logs_, &add, &remove);
   connect(add, &QPushButton::clicked, this, &ImportDialog::addLogs);
   connect(remove, &QPushButton::clicked, this, [this] {
     qDeleteAll(logs_->selectedItems());
@@ -134,19 +135,16 @@ QWidget* ImportDialog::buildLogs() {
 }
 
 QWidget* ImportDialog::buildTraces() {
-  auto* box = new QWidget;
-  auto* layout = new QVBoxLayout(box);
-  layout->setContentsMargins(0, 0, 0, 0);
   traces_ = new QTableWidget(0, 2);
   traces_->setHorizontalHeaderLabels({tr("rank"), tr("PyTorch profiler trace (Chrome trace JSON)")});
   traces_->setToolTip(tr("One trace per rank (--trace [RANK=]FILE); leave the rank empty to take it from the "
                          "trace's distributedInfo or its name (rank3)"));
   traces_->verticalHeader()->hide();
   traces_->horizontalHeader()->setStretchLastSection(true);
-  traces_->setMaximumHeight(traces_->fontMetrics().lineSpacing() * 6);
+  traces_->setMinimumHeight(traces_->fontMetrics().lineSpacing() * 5);  // the header and 3 rows
+  traces_->setMaximumHeight(traces_->fontMetrics().lineSpacing() * 7);
   QPushButton *add = nullptr, *remove = nullptr;
-  layout->addWidget(traces_);
-  layout->addWidget(add_remove_row(&add, &remove));
+  QWidget* box = list_with_buttons(traces_, &add, &remove);
   connect(add, &QPushButton::clicked, this, &ImportDialog::addTraces);
   connect(remove, &QPushButton::clicked, this, [this] {
     for (int r = traces_->rowCount() - 1; r >= 0; --r)
@@ -157,10 +155,7 @@ QWidget* ImportDialog::buildTraces() {
   return box;
 }
 
-QWidget* ImportDialog::buildLabels() {
-  auto* box = new QWidget;
-  auto* form = new QFormLayout(box);
-  form->setContentsMargins(0, 0, 0, 0);
+void ImportDialog::addLabelRows(QFormLayout* form) {
   name_ = new QLineEdit;
   name_->setPlaceholderText(tr("default: the monitor's job name, else the config's name"));
   tags_ = new QLineEdit;
@@ -172,7 +167,6 @@ QWidget* ImportDialog::buildLabels() {
   form->addRow(tr("Name"), name_);
   form->addRow(tr("Tags"), tags_);
   form->addRow(tr("Samples per step"), samples_per_step_);
-  return box;
 }
 
 void ImportDialog::addLogs() {

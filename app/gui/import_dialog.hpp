@@ -12,6 +12,7 @@
 
 #include "app/gui/session_import.hpp"
 
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -53,10 +54,10 @@ class ImportDialog : public QDialog {
   void reject() override;
 
  private:
-  QWidget* buildSources();
+  void addSourceRows(QFormLayout* form);
   QWidget* buildLogs();
   QWidget* buildTraces();
-  QWidget* buildLabels();
+  void addLabelRows(QFormLayout* form);
   void addLogs();
   void addTraces();
   void onProgress(const sessions::ImportProgress& progress);

@@ -84,10 +84,12 @@ class ConfigEditorHfTrainerTest : public QObject {
     RowsTableModel* model = page.hfFilledModel();
     QCOMPARE(model->rowCount(), static_cast<int>(filled.size()));
     for (int r = 0; r < model->rowCount(); ++r) {
-      const std::string key = model->row(r).value(0).toString().toStdString();
+      const std::string key = model->row(r).value(1).toString().toStdString();
       QVERIFY2(filled.contains(key), key.c_str());
-      QVERIFY2(Json::parse(model->row(r).value(1).toString().toStdString()) == filled[key], key.c_str());
-      QVERIFY(model->row(r).value(2).toInt() > 0);
+      QVERIFY2(Json::parse(model->row(r).value(2).toString().toStdString()) == filled[key], key.c_str());
+      QVERIFY(model->row(r).value(0).toInt() > 0);
+      if (key == "train_batch_size") QCOMPARE(model->row(r).value(0).toInt(), 2);  // the fixture's line 2
+      if (key == "optimizer.params.eps") QCOMPARE(model->row(r).value(0).toInt(), 14);
     }
     QVERIFY(filled["train_batch_size"] == Json(16));  // 4 per device x 2 accumulation x world 2
     QCOMPARE(page.cliTwin(), QString("shardscope validate %1 --world-size 2 --hf-trainer %2")
