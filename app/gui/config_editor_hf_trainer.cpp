@@ -31,9 +31,11 @@ int line_of(const std::vector<configs::ResolvedValue>& resolved, const std::stri
 }  // namespace
 
 QWidget* ConfigEditorPage::buildHfTrainerRow() {
-  auto* row = new QWidget;
-  auto* layout = new QHBoxLayout(row);
-  layout->setContentsMargins(6, 0, 6, 0);
+  auto* box = new QWidget;
+  auto* rows = new QVBoxLayout(box);
+  rows->setContentsMargins(6, 0, 6, 0);
+  rows->setSpacing(2);
+  auto* layout = new QHBoxLayout;
   hf_trainer_ = new QCheckBox(tr("Validate as the Hugging Face Trainer fills it"));
   hf_trainer_->setToolTip(tr("Fill every \"auto\" from these TrainingArguments as transformers' "
                              "HfTrainerDeepSpeedConfig does and report its mismatches (--hf-trainer)"));
@@ -46,6 +48,11 @@ QWidget* ConfigEditorPage::buildHfTrainerRow() {
   hf_arguments_->setEnabled(false);
   hf_status_ = new QLabel;
   hf_status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  hf_status_->setWordWrap(true);
+  // Under the field, wrapping: an unknown key's message lists every accepted key and must not
+  // widen the window.
+  hf_status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  hf_status_->setVisible(false);
   connect(hf_trainer_, &QCheckBox::toggled, this, [this](bool on) {
     hf_arguments_->setEnabled(on);
     validateNow();
@@ -55,8 +62,9 @@ QWidget* ConfigEditorPage::buildHfTrainerRow() {
   });
   layout->addWidget(hf_trainer_);
   layout->addWidget(hf_arguments_, 1);
-  layout->addWidget(hf_status_);
-  return row;
+  rows->addLayout(layout);
+  rows->addWidget(hf_status_);
+  return box;
 }
 
 QWidget* ConfigEditorPage::buildHfFilledTab() {
@@ -109,6 +117,7 @@ void ConfigEditorPage::showHfTrainerFill() {
                       QString::fromStdString(filled.value.dump())});
   hf_filled_->setRows(std::move(rows));
   cli_twin_->setText(cliTwin());
+  hf_status_->setVisible(hf_trainer_->isChecked());
   if (!hf_trainer_->isChecked()) {
     hf_status_->clear();
   } else if (!hf_arguments_error_.isEmpty()) {

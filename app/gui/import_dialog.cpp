@@ -1,5 +1,7 @@
 #include "app/gui/import_dialog.hpp"
 
+#include <algorithm>
+
 #include <QDialogButtonBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -10,6 +12,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QProgressBar>
+#include <QScreen>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -248,6 +251,7 @@ void ImportDialog::updateCliTwin() {
   QString error;
   const ImportRequest r = request(&error);
   cli_twin_->setText(tr("CLI: %1").arg(QString::fromStdString(shell_command("shardscope", import_arguments(r))).toHtmlEscaped()));
+  growToFit();
 }
 
 void ImportDialog::startImport() {
@@ -259,12 +263,14 @@ void ImportDialog::startImport() {
     outcome_ = ImportOutcome{};
     outcome_.error = error.toStdString();
     banner_->setText(tr("<b>Cannot import:</b> %1").arg(error.toHtmlEscaped()));
+    growToFit();
     emit importFinished(false);
     return;
   }
   cancel_ = false;
   setBusy(true);
   banner_->setText(tr("Reading the run's files\u2026"));
+  growToFit();
   auto progress = [this](const ss::ImportProgress& p) {
     QMetaObject::invokeMethod(this, [this, p] { onProgress(p); }, Qt::QueuedConnection);
   };
@@ -288,7 +294,16 @@ void ImportDialog::onFinished() {
   } else {
     banner_->setText(tr("<b>Not imported</b> (nothing was written): %1").arg(html_lines(outcome_.error)));
   }
+  growToFit();
   emit importFinished(outcome_.ok);
+}
+
+void ImportDialog::growToFit() {
+  // Wrapped labels (the CLI twin, the banner) need more height as they grow; the layout's minimum
+  // does not follow them, so the dialog grows itself rather than squeezing the lists.
+  int needed = layout()->totalHeightForWidth(width());
+  if (screen()) needed = std::min(needed, screen()->availableGeometry().height() - 48);  // title bar room
+  if (needed > height()) resize(width(), needed);
 }
 
 void ImportDialog::setBusy(bool busy) {

@@ -64,6 +64,7 @@ class ImportDialog : public QDialog {
   void onFinished();
   void updateCliTwin();
   void setBusy(bool busy);
+  void growToFit();
 
   QLineEdit* session_file_ = nullptr;
   QLineEdit* csv_dir_ = nullptr;
