@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
-#include <cstdio>
 #include <set>
 
 #include <nlohmann/json.hpp>

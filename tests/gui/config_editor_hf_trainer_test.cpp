@@ -6,6 +6,7 @@
 #include <QCheckBox>
 #include <QFileInfo>
 #include <QLineEdit>
+#include <QSignalSpy>
 #include <QTest>
 #include <QTextBlock>
 
@@ -94,6 +95,24 @@ class ConfigEditorHfTrainerTest : public QObject {
     QVERIFY(filled["train_batch_size"] == Json(16));  // 4 per device x 2 accumulation x world 2
     QCOMPARE(page.cliTwin(), QString("shardscope validate %1 --world-size 2 --hf-trainer %2")
                                  .arg(QFileInfo(kFixture).absoluteFilePath(), kArguments));
+  }
+
+  void theCheckBoxAndFieldDriveIt() {
+    ConfigEditorPage page;
+    QVERIFY(page.openFile(kFixture));
+    QVERIFY(!page.hfArgumentsField()->isEnabled());  // off: today's behaviour, nothing to type
+    page.hfTrainerCheck()->setChecked(true);          // validates at once, with transformers' defaults
+    QVERIFY(page.hfArgumentsField()->isEnabled());
+    QVERIFY(page.result().hf_trainer);
+    QCOMPARE(page.result().hf_trainer->arguments.per_device_train_batch_size, 8LL);
+    QSignalSpy validated(&page, &ConfigEditorPage::validated);
+    page.hfArgumentsField()->setText("per_device_train_batch_size=2");  // debounced, as typing is
+    QVERIFY(validated.wait(5000));
+    QCOMPARE(page.result().hf_trainer->arguments.per_device_train_batch_size, 2LL);
+    QVERIFY(page.cliTwin().endsWith("--hf-trainer per_device_train_batch_size=2"));
+    page.hfTrainerCheck()->setChecked(false);
+    QVERIFY(!page.result().hf_trainer);
+    QVERIFY(!page.cliTwin().contains("--hf-trainer"));
   }
 
   void badArgumentsAreNamedAndOffKeepsTodaysWarnings() {
