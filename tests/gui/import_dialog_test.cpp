@@ -2,7 +2,10 @@
 // sessions fixtures, a csv_monitor folder and a rank's trace written here, imported by the dialog
 // (on its worker thread) and by the CLI into another file, give the same counts, notes and
 // session; a bad csv line is named (file and line) and writes nothing, into an existing file or a
-// new one; a bad trace rank is named; from the main window the new session is selected.
+// new one; a cancelled import writes nothing; a bad trace rank is named; from the main window the
+// new session is selected.
+#include <atomic>
+
 #include <QDir>
 #include <QFile>
 #include <QItemSelectionModel>
@@ -175,6 +178,20 @@ class ImportDialogTest : public QObject {
     QVERIFY(import_and_wait(dialog));
     QVERIFY(!dialog.outcome().ok);
     QVERIFY2(dialog.bannerText().contains("row 1: rank 'one'"), qPrintable(dialog.bannerText()));
+  }
+
+  void aCancelledImportWritesNothing() {
+    // What Close does while the dialog's worker reads: the library stops before it writes, and
+    // the session file this import would have created is not left behind.
+    ImportRequest request = request_;
+    request.session_file = dir_.filePath("cancelled.db").toStdString();
+    std::atomic<bool> cancel{true};
+    std::vector<std::string> stages;
+    const ImportOutcome outcome = run_import(request, [&](const ss::ImportProgress& p) { stages.push_back(p.stage); }, &cancel);
+    QVERIFY(!outcome.ok);
+    QVERIFY(outcome.cancelled);
+    QVERIFY(stages.empty());
+    QVERIFY(!QFileInfo::exists(dir_.filePath("cancelled.db")));
   }
 
   void mainWindowSelectsTheImportedSession() {
