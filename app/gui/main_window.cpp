@@ -68,6 +68,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(sessions_page_, &SessionsPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
+  connect(sessions_page_, &SessionsPage::importRequested, this, &MainWindow::showImportDialog);
+
   connect(launch_page_, &LaunchPage::openSession, this, [this](const QString& file, const QString& uid) {
     sessions_page_->revealSession(file, uid);
     showPage(tr("Sessions & Compare"));

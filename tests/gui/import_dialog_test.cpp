@@ -9,6 +9,7 @@
 #include <QDir>
 #include <QFile>
 #include <QItemSelectionModel>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
@@ -202,7 +203,14 @@ class ImportDialogTest : public QObject {
     page->openFiles({QString::fromStdString(request_.session_file)});
     QVERIFY(loaded.wait(10000));
     const int rows_before = page->catalogModel()->rowCount();
-    ImportDialog* dialog = window.showImportDialog();
+    QPushButton* import_button = nullptr;  // the page's toolbar opens the same dialog as File > Import
+    for (auto* button : page->findChildren<QPushButton*>())
+      if (button->text() == QString("Import\u2026")) import_button = button;
+    QVERIFY(import_button);
+    import_button->click();
+    ImportDialog* dialog = window.findChild<ImportDialog*>();
+    QVERIFY(dialog && dialog->isVisible());
+    QCOMPARE(window.showImportDialog(), dialog);  // one dialog
     QCOMPARE(dialog->sessionFile(), QFileInfo(QString::fromStdString(request_.session_file)).absoluteFilePath());
     ImportRequest again = request_;
     again.session_file = dialog->sessionFile().toStdString();
