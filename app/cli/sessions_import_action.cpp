@@ -81,11 +81,7 @@ int run_sessions_import(const CommandArgs& args) {
     std::cout << result_to_json(result).dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << "imported session " << result.session_id << " (uid " << result.session_uid << "): " << result.steps
-            << " step rows, " << result.series_points << " series points, " << result.comm_summaries
-            << " comm summary rows, " << result.comm_records << " collectives, " << result.activities
-            << " GPU activities, " << result.ranges << " ranges, " << result.log_lines << " log lines\n";
-  for (const auto& note : result.notes) std::cout << "note: " << note << "\n";
+  std::cout << import_result_text(result);
   return kExitOk;
 }
 

@@ -10,6 +10,7 @@
 
 #include "app/gui/series_downsampling.hpp"
 #include "sessions/session_compare.hpp"
+#include "sessions/session_reader.hpp"
 
 namespace shardscope::gui {
 
@@ -23,6 +24,7 @@ struct SessionRef {
 struct CatalogRow {
   std::string file;
   sessions::SessionInfo info;
+  std::vector<sessions::SessionHost> hosts;  ///< sessions::load_session_hosts, in node order
 };
 
 /// Sessions of every file, newest first per file; unreadable files, and damaged ones (listed

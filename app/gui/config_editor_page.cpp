@@ -61,6 +61,7 @@ ConfigEditorPage::ConfigEditorPage(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(toolbar);
+  layout->addWidget(buildHfTrainerRow());
   layout->addWidget(file_label_);
   layout->addWidget(vertical, 1);
   newFromTemplate("zero2_bf16");
@@ -109,6 +110,8 @@ QWidget* ConfigEditorPage::buildBottomTabs() {
   diagnostics_view_->horizontalHeader()->setSectionResizeMode(DiagnosticsModel::kMessage, QHeaderView::Stretch);
   diagnostics_view_->horizontalHeader()->setSectionResizeMode(DiagnosticsModel::kHint, QHeaderView::Stretch);
   diagnostics_view_->setWordWrap(true);
+  // A row is as tall as its wrapped message: a mismatch names its keys at the message's end.
+  diagnostics_view_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   // Clicking a diagnostic selects the line it points at.
   connect(diagnostics_view_, &QTableView::clicked, this, [this](const QModelIndex& index) {
     const int line = diagnostics_->data(index, Qt::UserRole).toInt();
@@ -133,6 +136,7 @@ QWidget* ConfigEditorPage::buildBottomTabs() {
   resolved_layout->addWidget(only_non_default_);
   resolved_layout->addWidget(resolved_view);
   tabs->addTab(resolved_page, tr("Resolved config"));
+  tabs->addTab(buildHfFilledTab(), tr("Trainer fill"));
 
   diff_ = new QPlainTextEdit;
   diff_->setReadOnly(true);
@@ -176,8 +180,10 @@ void ConfigEditorPage::validateNow() {
       configs::parse_config_text(editor_->toPlainText().toStdString(), name.toStdString());
   configs::ValidateOptions options;
   if (world_size_->value() > 0) options.world_size = world_size_->value();
+  applyHfTrainerOption(options);
   result_ = configs::validate(document, options);
   showDiagnostics();
+  showHfTrainerFill();
   emit validated();
 }
 

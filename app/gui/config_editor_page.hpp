@@ -2,7 +2,9 @@
 // The Config Editor page: a DeepSpeed config as text (highlighted, line numbers) beside a form
 // for the keys that matter, kept in sync both ways, validated as you type by the configs library
 // (the same validate() `shardscope validate` runs), with the resolved config and a diff against
-// the file on disk. Open / Save / Save As / recent files / New from template.
+// the file on disk. Open / Save / Save As / recent files / New from template. "Validate as the
+// Hugging Face Trainer fills it" runs the same fill as `shardscope validate --hf-trainer K=V,...`
+// (config_editor_hf_trainer.cpp).
 
 #include <QWidget>
 
@@ -11,6 +13,7 @@
 class QAction;
 class QCheckBox;
 class QLabel;
+class QLineEdit;
 class QMenu;
 class QPlainTextEdit;
 class QSpinBox;
@@ -24,6 +27,7 @@ class CodeEditor;
 class ConfigForm;
 class DiagnosticsModel;
 class ResolvedModel;
+class RowsTableModel;
 
 class ConfigEditorPage : public QWidget {
   Q_OBJECT
@@ -55,6 +59,17 @@ class ConfigEditorPage : public QWidget {
   /// Runs validation now (instead of waiting for the debounce).
   void validateNow();
   void setWorldSize(int world_size);
+  /// Turns the Hugging Face Trainer's fill on with these TrainingArguments ("K=V,...", "" for the
+  /// defaults), or off, and validates again.
+  void setHfTrainer(bool on, const QString& arguments = QString());
+  QCheckBox* hfTrainerCheck() const { return hf_trainer_; }
+  QLineEdit* hfArgumentsField() const { return hf_arguments_; }
+  /// The keys the Trainer's fill wrote: line of the key, key, value.
+  RowsTableModel* hfFilledModel() const { return hf_filled_; }
+  /// The TrainingArguments' problem ("--hf-trainer foo=1: unknown ..."), or "".
+  QString hfArgumentsError() const { return hf_arguments_error_; }
+  /// The same check from a terminal: `shardscope validate FILE [--world-size N] [--hf-trainer K=V,...]`.
+  QString cliTwin() const;
 
  signals:
   void statusMessage(const QString& message);
@@ -64,6 +79,10 @@ class ConfigEditorPage : public QWidget {
   void buildActions();
   QToolBar* buildToolbar();
   QWidget* buildBottomTabs();
+  QWidget* buildHfTrainerRow();
+  QWidget* buildHfFilledTab();
+  void applyHfTrainerOption(configs::ValidateOptions& options);
+  void showHfTrainerFill();
   void onTextChanged();
   void onFormEdited(const QString& path, const QString& value_json);
   void syncFormFromText();
@@ -86,6 +105,12 @@ class ConfigEditorPage : public QWidget {
   QLabel* summary_ = nullptr;
   QSpinBox* world_size_ = nullptr;
   QCheckBox* only_non_default_ = nullptr;
+  QCheckBox* hf_trainer_ = nullptr;
+  QLineEdit* hf_arguments_ = nullptr;
+  QLabel* hf_status_ = nullptr;
+  QLabel* cli_twin_ = nullptr;
+  RowsTableModel* hf_filled_ = nullptr;
+  QString hf_arguments_error_;
   QTimer* debounce_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QMenu* template_menu_ = nullptr;

@@ -16,6 +16,7 @@
 #include "app/gui/code_editor.hpp"
 #include "app/gui/estimator_page.hpp"
 #include "app/gui/file_kinds.hpp"
+#include "app/gui/import_dialog.hpp"
 #include "app/gui/launch_page.hpp"
 #include "app/gui/sessions_page.hpp"
 #include "sessions/build_info.hpp"
@@ -67,6 +68,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(sessions_page_, &SessionsPage::statusMessage, this,
           [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
+  connect(sessions_page_, &SessionsPage::importRequested, this, &MainWindow::showImportDialog);
+
   connect(launch_page_, &LaunchPage::openSession, this, [this](const QString& file, const QString& uid) {
     sessions_page_->revealSession(file, uid);
     showPage(tr("Sessions & Compare"));
@@ -105,6 +108,11 @@ bool MainWindow::showPage(const QString& title) {
 void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addActions(config_editor_page_->fileActions());
+  file->addSeparator();
+  QAction* import = file->addAction(tr("&Import DeepSpeed run\u2026"), this, &MainWindow::showImportDialog);
+  import->setToolTip(tr("A DeepSpeed run's csv_monitor/TensorBoard folder, logs, config and traces as a session "
+                        "(shardscope sessions import)"));
+  import->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   // Ctrl+Q on every platform (the standard Quit key has no binding in some key schemes).
@@ -173,6 +181,23 @@ QStringList MainWindow::openPaths(const QStringList& paths) {
   }
   if (!errors.isEmpty()) statusBar()->showMessage(errors.join("; "), 15000);
   return errors;
+}
+
+ImportDialog* MainWindow::showImportDialog() {
+  if (!import_dialog_) {
+    import_dialog_ = new ImportDialog(this);
+    connect(import_dialog_, &ImportDialog::imported, this, [this](const QString& file, const QString& uid) {
+      sessions_page_->revealSession(file, uid);  // reloads the list and selects the new session
+      showPage(tr("Sessions & Compare"));
+      statusBar()->showMessage(tr("Imported session %1 into %2").arg(uid, file), 8000);
+    });
+  }
+  // The session file the Sessions page has open, unless one was chosen here already.
+  if (import_dialog_->sessionFile().isEmpty()) import_dialog_->setSessionFile(sessions_page_->files().value(0));
+  import_dialog_->show();
+  import_dialog_->raise();
+  import_dialog_->activateWindow();
+  return import_dialog_;
 }
 
 bool MainWindow::confirmStopRun() {

@@ -13,6 +13,7 @@ namespace shardscope::gui {
 class ConfigEditorPage;
 class EnvironmentPage;
 class EstimatorPage;
+class ImportDialog;
 class LaunchPage;
 class SessionsPage;
 
@@ -30,6 +31,8 @@ class MainWindow : public QMainWindow {
   /// Opens files as `shardscope-gui FILE...` does: session stores on Sessions & Compare, DeepSpeed
   /// configs in the Config Editor, config.json / safetensors on the Estimator. Returns the errors.
   QStringList openPaths(const QStringList& paths);
+  /// File > Import...: the import dialog, its session file the Sessions page's first open file.
+  ImportDialog* showImportDialog();
 
   /// The size a new window gets (1200 x 800, less on a smaller screen).
   static QSize defaultSize();
@@ -51,6 +54,7 @@ class MainWindow : public QMainWindow {
   ConfigEditorPage* config_editor_page_ = nullptr;
   LaunchPage* launch_page_ = nullptr;
   SessionsPage* sessions_page_ = nullptr;
+  ImportDialog* import_dialog_ = nullptr;
 };
 
 }  // namespace shardscope::gui

@@ -24,6 +24,18 @@ qint64 step_count(const sessions::SessionInfo& info) {
 
 }  // namespace
 
+QString hosts_summary(const std::vector<sessions::SessionHost>& hosts) {
+  if (hosts.empty()) return QObject::tr("unknown");
+  if (hosts.size() == 1) return QString::fromStdString(hosts.front().host);
+  QStringList parts;
+  for (const auto& h : hosts) {
+    const QString name = QString::fromStdString(h.host);
+    parts << (h.ranks.size() == 1 ? QObject::tr("%1 (1 rank)").arg(name)
+                                  : QObject::tr("%1 (%2 ranks)").arg(name).arg(h.ranks.size()));
+  }
+  return parts.join(", ");
+}
+
 SessionCatalogModel::SessionCatalogModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void SessionCatalogModel::setRows(std::vector<CatalogRow> rows) {
@@ -78,7 +90,7 @@ QVariant SessionCatalogModel::data(const QModelIndex& index, int role) const {
     case kStatus: return QString::fromStdString(info.status);
     case kSteps: return step_count(info);
     case kRanks: return info.world_size;
-    case kHosts: return join(info.hosts);
+    case kHosts: return hosts_summary(r.hosts);
     case kTags: return join(info.tags);
     case kVersion: return QString::fromStdString(info.shardscope_version);
     case kConfig: return QString::fromStdString(info.config_hash.substr(0, 8));
@@ -113,7 +125,7 @@ bool SessionFilterProxy::filterAcceptsRow(int source_row, const QModelIndex&) co
   const CatalogRow& r = model->row(source_row);
   if (!status_.isEmpty() && QString::fromStdString(r.info.status) != status_) return false;
   const QString haystack = QStringList{QString::fromStdString(r.info.name), QString::fromStdString(r.info.config_hash),
-                                       QString::fromStdString(r.info.shardscope_version), join(r.info.hosts),
+                                       QString::fromStdString(r.info.shardscope_version), hosts_summary(r.hosts),
                                        join(r.info.tags), QString::fromStdString(r.file),
                                        QString::fromStdString(r.info.uid), QString::fromStdString(r.info.status)}
                                .join(' ');

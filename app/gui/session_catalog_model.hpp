@@ -10,6 +10,10 @@
 
 namespace shardscope::gui {
 
+/// The Hosts column: "node1 (2 ranks), node2 (2 ranks)", the host's name for a one-host run, and
+/// "unknown" when no host was recorded (an imported run whose files do not name one).
+QString hosts_summary(const std::vector<sessions::SessionHost>& hosts);
+
 class SessionCatalogModel : public QAbstractTableModel {
   Q_OBJECT
 

@@ -3,11 +3,9 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -132,6 +130,9 @@ QWidget* SessionsPage::buildToolbar() {
   recent->setPopupMode(QToolButton::InstantPopup);
   recent_menu_ = new QMenu(recent);
   recent->setMenu(recent_menu_);
+  auto* import = new QPushButton(tr("Import\u2026"));
+  import->setToolTip(tr("Import a DeepSpeed run as a session (File > Import, shardscope sessions import)"));
+  connect(import, &QPushButton::clicked, this, &SessionsPage::importRequested);
   auto* reload = new QPushButton(tr("Reload"));
   reload->setToolTip(tr("Re-read the open files (running sessions grow)"));
   connect(reload, &QPushButton::clicked, this, &SessionsPage::refresh);
@@ -158,7 +159,7 @@ QWidget* SessionsPage::buildToolbar() {
     connect(action, &QAction::triggered, this, slot);
     addAction(action);
   }
-  for (QWidget* w : std::initializer_list<QWidget*>{open, recent, reload}) layout->addWidget(w);
+  for (QWidget* w : std::initializer_list<QWidget*>{open, recent, import, reload}) layout->addWidget(w);
   layout->addWidget(filter_, 1);
   layout->addWidget(status_filter_);
   layout->addWidget(compare);
@@ -179,80 +180,6 @@ QWidget* SessionsPage::buildList() {
   list_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(list_, &QWidget::customContextMenuRequested, this, &SessionsPage::showListMenu);
   return list_;
-}
-
-QWidget* SessionsPage::buildCurveOptions() {
-  auto* row = new QWidget;
-  auto* layout = new QHBoxLayout(row);
-  layout->setContentsMargins(0, 0, 0, 0);
-  QSettings settings;
-  smoothing_kind_ = new QComboBox;
-  smoothing_kind_->addItem(tr("no smoothing"), int(sessions::SmoothingKind::kNone));
-  smoothing_kind_->addItem(tr("EMA (TensorBoard)"), int(sessions::SmoothingKind::kEma));
-  smoothing_kind_->addItem(tr("time-weighted EMA (W&B)"), int(sessions::SmoothingKind::kTimeWeightedEma));
-  smoothing_kind_->addItem(tr("running average"), int(sessions::SmoothingKind::kRunningAverage));
-  smoothing_kind_->setCurrentIndex(settings.value("sessions/smoothingKind", 1).toInt());
-  smoothing_weight_ = new QDoubleSpinBox;
-  smoothing_weight_->setRange(0, 0.999);
-  smoothing_weight_->setDecimals(3);
-  smoothing_weight_->setSingleStep(0.05);
-  smoothing_weight_->setValue(settings.value("sessions/smoothingWeight", 0.6).toDouble());
-  smoothing_weight_->setToolTip(tr("EMA weight, as TensorBoard's smoothing slider"));
-  smoothing_window_ = new QSpinBox;
-  smoothing_window_->setRange(1, 10000);
-  smoothing_window_->setValue(settings.value("sessions/smoothingWindow", 10).toInt());
-  smoothing_window_->setToolTip(tr("Points in the running average"));
-  log_scale_ = new QCheckBox(tr("log scale"));
-  log_scale_->setChecked(settings.value("sessions/logScale", false).toBool());
-  show_raw_ = new QCheckBox(tr("raw under smoothed"));
-  show_raw_->setChecked(true);
-  warmup_ = new QSpinBox;
-  warmup_->setRange(0, 1000000);
-  warmup_->setToolTip(tr("Warm-up steps left out of the summary's timing and throughput"));
-  layout->addWidget(new QLabel(tr("Smoothing")));
-  layout->addWidget(smoothing_kind_);
-  layout->addWidget(new QLabel(tr("weight")));
-  layout->addWidget(smoothing_weight_);
-  layout->addWidget(new QLabel(tr("window")));
-  layout->addWidget(smoothing_window_);
-  layout->addWidget(log_scale_);
-  layout->addWidget(show_raw_);
-  layout->addWidget(new QLabel(tr("warm-up steps")));
-  layout->addWidget(warmup_);
-  layout->addStretch(1);
-  connect(smoothing_kind_, &QComboBox::currentIndexChanged, this, &SessionsPage::replot);
-  connect(smoothing_weight_, &QDoubleSpinBox::valueChanged, this, &SessionsPage::replot);
-  connect(smoothing_window_, &QSpinBox::valueChanged, this, &SessionsPage::replot);
-  connect(log_scale_, &QCheckBox::toggled, this, &SessionsPage::drawCurves);
-  connect(show_raw_, &QCheckBox::toggled, this, &SessionsPage::drawCurves);
-  connect(warmup_, &QSpinBox::editingFinished, this, [this] {
-    if (!comparison_.sessions.empty()) compare(comparison_.sessions);
-  });
-  return row;
-}
-
-QWidget* SessionsPage::buildCurvesTab() {
-  auto* tab = new QWidget;
-  auto* layout = new QVBoxLayout(tab);
-  layout->addWidget(buildCurveOptions());
-  auto* grid = new QGridLayout;
-  grid->setSpacing(2);
-  int i = 0;
-  for (auto metric : compared_metrics()) {
-    const std::string name = sessions::metric_name(metric);
-    auto* plot = new QCustomPlot;
-    plot->setMinimumSize(140, 110);
-    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    plot->xAxis->setLabel(tr("step"));
-    plot->yAxis->setLabel(metric_title(name));
-    plot->setToolTip(tr("Wheel: zoom, drag: pan, right-click: export PNG or reset"));
-    add_plot_export_menu(plot, QString::fromStdString(name), [this](const QString& m) { emit statusMessage(m); });
-    grid->addWidget(plot, i / 4, i % 4);
-    charts_.emplace_back(name, plot);
-    ++i;
-  }
-  layout->addLayout(grid, 1);
-  return tab;
 }
 
 QWidget* SessionsPage::buildSummaryTab() {
@@ -412,61 +339,6 @@ void SessionsPage::onComparisonReady() {
   replot();
 }
 
-sessions::Smoothing SessionsPage::smoothing() const {
-  sessions::Smoothing s;
-  s.kind = static_cast<sessions::SmoothingKind>(smoothing_kind_->currentData().toInt());
-  s.weight = smoothing_weight_->value();
-  s.window = smoothing_window_->value();
-  return s;
-}
-
-void SessionsPage::setSmoothing(const sessions::Smoothing& s) {
-  smoothing_weight_->setValue(s.weight);
-  smoothing_window_->setValue(s.window);
-  smoothing_kind_->setCurrentIndex(smoothing_kind_->findData(int(s.kind)));
-  replot();
-}
-
-void SessionsPage::setLogScale(bool on) { log_scale_->setChecked(on); }
-
-void SessionsPage::replot() {
-  saveSettings();
-  if (comparison_.curves.empty()) return;
-  // One smoothing pass at a time; a change meanwhile is applied when it finishes.
-  if (plot_watcher_->isRunning()) {
-    replot_pending_ = true;
-    return;
-  }
-  PlotOptions options;
-  options.smoothing = smoothing();
-  auto curves = comparison_.curves;
-  plot_watcher_->setFuture(QtConcurrent::run([curves, options] { return make_plot_curves(curves, options); }));
-}
-
-void SessionsPage::drawCurves() {
-  if (sender() == plot_watcher_) {
-    plot_curves_ = plot_watcher_->result();
-    if (replot_pending_) {
-      replot_pending_ = false;
-      replot();
-    }
-  }
-  saveSettings();
-  CurveStyle style;
-  style.log_scale = log_scale_->isChecked();
-  style.show_raw = show_raw_->isChecked();
-  for (auto& [metric, plot] : charts_)
-    for (const auto& curve : plot_curves_)
-      if (curve.metric == metric) draw_compare_curve(plot, curve, comparison_.sessions, style);
-  emit curvesDrawn();
-}
-
-QCustomPlot* SessionsPage::chart(const std::string& metric) const {
-  for (const auto& [name, plot] : charts_)
-    if (name == metric) return plot;
-  return nullptr;
-}
-
 void SessionsPage::profileSelected() {
   const auto refs = selectedRefs();
   if (refs.size() != 1) {
@@ -484,14 +356,6 @@ void SessionsPage::profile(const SessionRef& session) {
 void SessionsPage::showTab(const QString& title) {
   for (int i = 0; i < tabs_->count(); ++i)
     if (tabs_->tabText(i) == title) tabs_->setCurrentIndex(i);
-}
-
-void SessionsPage::saveSettings() const {
-  QSettings settings;
-  settings.setValue("sessions/smoothingKind", smoothing_kind_->currentIndex());
-  settings.setValue("sessions/smoothingWeight", smoothing_weight_->value());
-  settings.setValue("sessions/smoothingWindow", smoothing_window_->value());
-  settings.setValue("sessions/logScale", log_scale_->isChecked());
 }
 
 void SessionsPage::dragEnterEvent(QDragEnterEvent* event) {

@@ -2,9 +2,9 @@
 // The Sessions & Compare page: open session files (dialog, drag and drop, recent files), filter
 // the sessions of all of them, rename, tag or delete them (right-click), select 2 to 8 to compare
 // (curves overlaid with smoothing and log scale, summary deltas against the first, run, config
-// and environment diffs, step-time breakdown) or one to see it alone, and one to profile. Every
-// query runs on a worker thread. CLI twins: `shardscope sessions list|compare|show --profile|
-// rename|tag|delete --db FILE`.
+// and environment diffs, step-time breakdown) or one to see it alone, and one to profile; Import...
+// opens File > Import. Every query runs on a worker thread (the curves: sessions_page_curves.cpp).
+// CLI twins: `shardscope sessions list|compare|show --profile|rename|tag|delete|import --db FILE`.
 
 #include <memory>
 
@@ -87,6 +87,8 @@ class SessionsPage : public QWidget {
   void comparisonReady();
   void curvesDrawn();
   void statusMessage(const QString& message);
+  /// The toolbar's Import... was clicked: the window opens File > Import's dialog.
+  void importRequested();
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;

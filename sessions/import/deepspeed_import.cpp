@@ -229,4 +229,14 @@ DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSo
   return run.result;
 }
 
+std::string import_result_text(const DeepSpeedImportResult& r) {
+  std::string text = "imported session " + std::to_string(r.session_id) + " (uid " + r.session_uid + "): " +
+                     std::to_string(r.steps) + " step rows, " + std::to_string(r.series_points) + " series points, " +
+                     std::to_string(r.comm_summaries) + " comm summary rows, " + std::to_string(r.comm_records) +
+                     " collectives, " + std::to_string(r.activities) + " GPU activities, " +
+                     std::to_string(r.ranges) + " ranges, " + std::to_string(r.log_lines) + " log lines\n";
+  for (const auto& note : r.notes) text += "note: " + note + "\n";
+  return text;
+}
+
 }  // namespace shardscope::sessions

@@ -58,6 +58,10 @@ struct DeepSpeedImportResult {
   std::vector<std::string> notes;  ///< what was inferred or left out, for the user
 };
 
+/// What was imported, as `sessions import` prints it and File > Import shows it: "imported session
+/// 3 (uid ...): 6 step rows, ..." then one "note: ..." line per note.
+std::string import_result_text(const DeepSpeedImportResult& result);
+
 /// Thrown when DeepSpeedImportOptions::cancel was set; nothing was written.
 struct ImportCancelled {};
 

@@ -11,6 +11,36 @@ std::int64_t profiled_window_start_ns(const RunSpec& spec) {
   return static_cast<std::int64_t>(spec.started_at + 5) * 1'000'000'000 - 60'000'000;
 }
 
+std::string host_of(const RunSpec& spec, int rank) {
+  if (spec.hosts.empty()) return spec.host;
+  const int per_host = (spec.ranks + static_cast<int>(spec.hosts.size()) - 1) / static_cast<int>(spec.hosts.size());
+  return spec.hosts[static_cast<std::size_t>(rank / per_host)];
+}
+
+namespace {
+
+// What a multi-host launcher reports per host: node rank, clock offset, build and ranks.
+std::vector<ss::Event> host_reports(const RunSpec& spec, const std::vector<ss::RankInfo>& ranks) {
+  std::vector<ss::Event> events;
+  for (std::size_t i = 0; i < spec.hosts.size(); ++i) {
+    ss::HostReport report;
+    report.host = spec.hosts[i];
+    report.node_rank = static_cast<int>(i);
+    if (i < spec.clock_offsets_s.size()) {
+      report.clock_offset_s = spec.clock_offsets_s[i];
+      report.clock_uncertainty_s = 0.0002;
+    }
+    report.shardscope_version = spec.host_version;
+    report.git_hash = "abc1234";
+    for (const auto& r : ranks)
+      if (r.host == report.host) report.ranks.push_back(r);
+    events.push_back(report);
+  }
+  return events;
+}
+
+}  // namespace
+
 std::vector<ss::Event> run_events(const RunSpec& spec) {
   ss::RunStart start;
   start.name = spec.name;
@@ -24,9 +54,10 @@ std::vector<ss::Event> run_events(const RunSpec& spec) {
   start.environment.accelerator.backend = "cuda";
   start.environment.host.hostname = spec.host;
   start.world_size = spec.ranks;
-  for (int r = 0; r < spec.ranks; ++r) start.ranks.push_back({r, r, spec.host, 4000 + r, "cuda:" + std::to_string(r)});
+  for (int r = 0; r < spec.ranks; ++r) start.ranks.push_back({r, r, host_of(spec, r), 4000 + r, "cuda:" + std::to_string(r)});
   start.peak_tflops_per_gpu = 100;
   std::vector<ss::Event> events{start};
+  for (auto& report : host_reports(spec, start.ranks)) events.push_back(std::move(report));
   for (int step = 1; step <= spec.steps; ++step)
     for (int rank = 0; rank < spec.ranks; ++rank) {
       ss::StepMetrics m;
