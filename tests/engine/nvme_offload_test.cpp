@@ -85,6 +85,13 @@ int files_in(const std::string& folder) {
 
 bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
+// One CPU rank that logs nothing.
+EngineOptions quiet_cpu() {
+  EngineOptions options;
+  options.log = [](const std::string&) {};
+  return options;
+}
+
 // Trains `steps` steps from global batch `first`; this rank takes its slice. Per-step mean loss.
 std::vector<double> train(Engine& engine, int first, int steps) {
   std::vector<double> losses;
@@ -232,7 +239,7 @@ TEST(NvmeOffload, CheckpointHoldsTheWholeStateAndResumesOnCpuOffloadOrNone) {
   const std::string nvme_json = config(kGlobalBatch, joined(optimizer_block("nvme", nvme.file("")), param_block("nvme", nvme.file(""))));
   std::vector<double> continued;
   {
-    Engine engine(swap_sized_model(), resolved_config(nvme_json), EngineOptions{torch::kCPU, 0, 1, nullptr, [](const std::string&) {}});
+    Engine engine(swap_sized_model(), resolved_config(nvme_json), quiet_cpu());
     train(engine, 0, 2);
     engine.save_checkpoint(ckpt.file(""), "two");
     continued = train(engine, 2, 2);
@@ -249,13 +256,13 @@ TEST(NvmeOffload, CheckpointHoldsTheWholeStateAndResumesOnCpuOffloadOrNone) {
   }
   for (const std::string& offload : {optimizer_block("cpu", ""), std::string()}) {
     Engine resumed(swap_sized_model(), resolved_config(config(kGlobalBatch, offload)),
-                   EngineOptions{torch::kCPU, 0, 1, nullptr, [](const std::string&) {}});
+                   quiet_cpu());
     resumed.load_checkpoint(ckpt.file(""), "two");
     expect_same_losses(train(resumed, 2, 2), continued, offload.empty() ? "resumed without offload" : "resumed on CPU offload");
   }
   // And back onto NVMe from a CPU-offload checkpoint.
   {
-    Engine resumed(swap_sized_model(), resolved_config(nvme_json), EngineOptions{torch::kCPU, 0, 1, nullptr, [](const std::string&) {}});
+    Engine resumed(swap_sized_model(), resolved_config(nvme_json), quiet_cpu());
     resumed.load_checkpoint(ckpt.file(""), "two");
     expect_same_losses(train(resumed, 2, 2), continued, "resumed on NVMe");
   }
@@ -265,7 +272,7 @@ TEST(NvmeOffload, AFailedReadNamesTheFileTheRankAndTheCause) {
   SKIP_WITHOUT_AIO();
   test::TempDir nvme;
   Engine engine(swap_sized_model(), resolved_config(config(kGlobalBatch, optimizer_block("nvme", nvme.file("")))),
-                EngineOptions{torch::kCPU, 0, 1, nullptr, [](const std::string&) {}});
+                quiet_cpu());
   train(engine, 0, 1);
   // Another process truncates a swap file under the run.
   const std::string folder = aio::optimizer_swap_folder(nvme.file(""), 0);
@@ -293,7 +300,7 @@ TEST(NvmeOffload, UnusablePathsAndTooFewBuffersAreNamed) {
   std::ofstream(dir.file("a_file")) << "x";
   const auto refusal = [](const std::string& json) -> std::string {
     try {
-      Engine engine(swap_sized_model(), resolved_config(json), EngineOptions{torch::kCPU, 0, 1, nullptr, [](const std::string&) {}});
+      Engine engine(swap_sized_model(), resolved_config(json), quiet_cpu());
     } catch (const std::exception& e) {
       return e.what();
     }
