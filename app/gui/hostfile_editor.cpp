@@ -66,6 +66,7 @@ HostfileEditor::HostfileEditor(QWidget* parent) : QWidget(parent) {
   save_->setToolTip(tr("Write the text to the path above (atomically: a temporary file renamed over it)"));
   editor_ = new QPlainTextEdit;
   editor_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  editor_->setLineWrapMode(QPlainTextEdit::NoWrap);  // one host per line, as the error's line number counts
   editor_->setPlaceholderText("# one host per line\nworker-0 slots=8\nworker-1 slots=8");
   editor_->setFixedHeight(editor_->fontMetrics().lineSpacing() * 5 + 12);
   editor_->setToolTip(tr("`HOST slots=N` per line, `#` comments: checked as DeepSpeed's runner reads it"));
@@ -119,6 +120,7 @@ bool HostfileEditor::openFile(const QString& path) {
   path_->setText(path);
   editor_->setPlainText(text);
   editor_->document()->setModified(false);
+  recheck();  // setPlainText checked it while it still counted as modified
   return true;
 }
 
@@ -145,6 +147,11 @@ void HostfileEditor::recheck() {
     marks << mark;
   }
   editor_->setExtraSelections(marks);
+  if (editor_->toPlainText().trimmed().isEmpty()) {  // nothing written yet: a hint, not DeepSpeed's error
+    showStatus(tr("Write one `HOST slots=N` line per host, or Open a hostfile."), false);
+    status_->setStyleSheet({});
+    return;
+  }
   const bool unsaved = check_.ok && isModified();
   showStatus(unsaved ? check_.message + tr(" (unsaved: Save before Start or Preflight)") : check_.message, !check_.ok);
 }

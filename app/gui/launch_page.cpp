@@ -16,6 +16,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QStandardPaths>
 #include <QVBoxLayout>
 
@@ -23,6 +24,7 @@
 #include "app/gui/compare_charts.hpp"
 #include "app/gui/launch_runner.hpp"
 #include "app/gui/live_plots.hpp"
+#include "app/gui/preflight_panel.hpp"
 #include "app/gui/rank_console.hpp"
 #include "app/gui/session_poller.hpp"
 
@@ -127,9 +129,15 @@ QWidget* LaunchPage::buildWatch() {
   bar->addWidget(follow_);
   bar->addWidget(open_session_);
   console_ = new RankConsole;
+  // The logs, and beside them the hosts' preflight table (it needs the page's width, not the form's).
+  auto* tabs = new QTabWidget;
+  tabs->addTab(console_, tr("Logs"));
+  tabs->addTab(preflight_, tr("Preflight"));
+  connect(preflight_, &PreflightPanel::started, tabs, [tabs, this] { tabs->setCurrentWidget(preflight_); });
+  connect(this, &LaunchPage::runStarted, tabs, [tabs, this] { tabs->setCurrentWidget(console_); });
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(plots_);
-  split->addWidget(console_);
+  split->addWidget(tabs);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   layout->addWidget(banner_);

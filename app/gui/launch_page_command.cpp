@@ -15,6 +15,7 @@
 
 #include "app/gui/cli_locator.hpp"
 #include "app/gui/launch_page.hpp"
+#include "app/gui/launch_runner.hpp"
 #include "app/gui/path_field.hpp"
 #include "configs/shell_words.hpp"
 
@@ -25,8 +26,9 @@ QWidget* LaunchPage::buildModeGroup() {
   auto* form = new QFormLayout(box);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   mode_ = new QComboBox;
-  mode_->addItems({tr("ShardScope's engine (shardscope launch)"), tr("your own command (shardscope watch)")});
-  mode_->setToolTip(tr("Train with ShardScope's engine, or follow your own deepspeed / torchrun command live"));
+  mode_->addItems({tr("ShardScope's engine"), tr("your own command")});
+  mode_->setToolTip(tr("Train with ShardScope's engine (shardscope launch), or follow your own deepspeed / torchrun "
+                       "command live (shardscope watch)"));
   form->addRow(tr("What"), mode_);
   connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
     showMode();
@@ -71,6 +73,10 @@ void LaunchPage::showMode() {
   command_group_->setVisible(own);
   for (QWidget* group : engine_groups_) group->setVisible(!own);
   showWhere();
+  if (banner_ && !runner_->isRunning() && session_uid_.isEmpty())  // before any run: what to fill in
+    showBanner(own ? tr("Give your command (its DeepSpeed config among its arguments) and a session file, then Start.")
+                   : tr("Choose a config, a model and a session file, then Start."),
+               false);
 }
 
 void LaunchPage::setOwnCommand(bool own) { mode_->setCurrentIndex(own ? 1 : 0); }

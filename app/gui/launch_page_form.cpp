@@ -136,6 +136,8 @@ QWidget* LaunchPage::buildWhereGroup() {
                     tr("these hosts, GPUs")});
   where_->setToolTip(tr("--num_procs N (Gloo on the CPU) or --num_gpus N (NCCL), here or on every host of a hostfile "
                         "(--hostfile)"));
+  where_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // never widens the form
+  where_->setMinimumContentsLength(12);
   processes_ = spin(1, 256, 2, tr("Ranks to start (--num_procs or --num_gpus)"));
   include_ = new QLineEdit;
   include_->setPlaceholderText(tr("all visible GPUs"));

@@ -6,6 +6,7 @@
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 
 #include "app/gui/hostfile_editor.hpp"
@@ -44,7 +45,7 @@ QWidget* LaunchPage::buildHostsGroup() {
   form->addRow(tr("Exclude"), exclude_);
   form->addRow(tr("Launcher"), node_launcher_);
   form->addRow(tr("ssh port"), ssh_port_);
-  form->addRow(preflight_);
+  form->addRow(preflight_->button());  // the table is a tab beside the logs (buildWatch)
   connect(hostfile_, &HostfileEditor::changed, this, &LaunchPage::updateCliTwin);
   for (auto* spin : {num_nodes_, ssh_port_}) connect(spin, &QSpinBox::valueChanged, this, &LaunchPage::updateCliTwin);
   connect(exclude_, &QLineEdit::textChanged, this, &LaunchPage::updateCliTwin);
@@ -77,6 +78,9 @@ void LaunchPage::showWhere() {
   processes_->setSpecialValueText(hosts && gpus ? tr("every slot") : QString());
   processes_->setToolTip(hosts ? tr("Ranks to start on every host (--num_procs N CPU ranks, or --num_gpus N)")
                                : tr("Ranks to start (--num_procs or --num_gpus)"));
+  if (auto* form = qobject_cast<QFormLayout*>(processes_->parentWidget()->layout()))
+    if (auto* label = qobject_cast<QLabel*>(form->labelForField(processes_)))
+      label->setText(hosts ? tr("Ranks per host") : tr("Ranks"));
 }
 
 }  // namespace shardscope::gui

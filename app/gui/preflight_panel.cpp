@@ -95,20 +95,19 @@ PreflightPanel::PreflightPanel(std::function<std::vector<std::string>()> argumen
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setWordWrap(true);
-  table_->setMinimumHeight(table_->verticalHeader()->defaultSectionSize() * 4);
   summary_ = new QLabel(tr("Not run yet."));
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(button_);
   layout->addWidget(table_);
   layout->addWidget(summary_);
   connect(button_, &QPushButton::clicked, this, &PreflightPanel::run);
 }
 
 PreflightPanel::~PreflightPanel() {
+  if (!button_->parent()) delete button_;  // never placed by the page
   if (isRunning()) {
     process_->kill();
     process_->waitForFinished(3000);
@@ -142,6 +141,7 @@ void PreflightPanel::run() {
   showSummary(tr("Checking the hosts\u2026 (%1)")
                   .arg(QString::fromStdString(shell_command("shardscope", args)).toHtmlEscaped()), false);
   process_->start(shardscope_cli_path(), qargs);
+  emit started();
 }
 
 void PreflightPanel::onFinished(int exit_code) {
@@ -184,6 +184,11 @@ void PreflightPanel::showResult(int exit_code) {
   table_->resizeRowsToContents();
   QString text = result_.ok ? tr("<b>Preflight OK</b>") : tr("<b>Preflight FAILED</b>");
   text += tr(" (exit status %1)").arg(exit_code);
+  // Each problem in full with its fix, as the CLI prints them under its table (a cell elides them).
+  for (const PreflightRow& row : result_.rows) {
+    for (const QString& p : row.problems) text += "<br>" + (row.host + ": " + p).toHtmlEscaped();
+    for (const QString& w : row.warnings) text += "<br>" + (row.host + tr(": warning: ") + w).toHtmlEscaped();
+  }
   if (!result_.allreduce.isEmpty()) text += "<br>" + tr("all-reduce: %1").arg(result_.allreduce.toHtmlEscaped());
   if (!result_.allreduce_problem.isEmpty())
     text += "<br>" + tr("all-reduce: %1").arg(result_.allreduce_problem.toHtmlEscaped());

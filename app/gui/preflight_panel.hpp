@@ -3,7 +3,8 @@
 // --json --hostfile F ...` through the CLI locator in a QProcess (the UI never waits on it) and
 // shows its report as a table: host, reachable, shardscope version, GPUs against slots (or CPU
 // ranks), /dev/shm, the master port, status and the fix of each problem, failures in red; under it
-// the all-reduce across every rank with its bus bandwidth and the exit status.
+// the all-reduce across every rank with its bus bandwidth and the exit status. The panel is the
+// table and its summary; its button goes where the page puts it (the hosts section of the form).
 
 #include <functional>
 #include <stdexcept>
@@ -58,12 +59,15 @@ class PreflightPanel : public QWidget {
   /// Starts the check (nothing when one is running).
   void run();
   bool isRunning() const;
+  /// The Preflight button, not laid out: the page places it.
   QPushButton* button() const { return button_; }
   QTableWidget* table() const { return table_; }
   QLabel* summary() const { return summary_; }
   const PreflightResult& result() const { return result_; }
 
  signals:
+  /// A check started (the page shows the panel).
+  void started();
   /// The CLI's exit status (0: every host passed, 1: a host failed, 2: bad flags; -1: it crashed).
   void finished(int exit_code);
 
