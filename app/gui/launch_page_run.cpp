@@ -34,6 +34,12 @@ QString preformatted(const QString& text) {
   return "<p style='white-space: pre-wrap; font-family: monospace'>" + text.toHtmlEscaped() + "</p>";
 }
 
+/// A run without a step count of its own (a watched command) ends its busy bar at the steps it made.
+void end_progress_at(QProgressBar* progress, std::int64_t last_step) {
+  progress->setRange(0, static_cast<int>(std::max<std::int64_t>(1, last_step)));
+  progress->setValue(static_cast<int>(std::max<std::int64_t>(0, last_step)));
+}
+
 }  // namespace
 
 QString LaunchPage::configPathForRun() {
@@ -130,7 +136,9 @@ void LaunchPage::shutdown() {
 void LaunchPage::onUpdate(const LiveUpdate& update) {
   if (!update.error.empty()) emit statusMessage(tr("Reading the session: %1").arg(QString::fromStdString(update.error)));
   plots_->append(update);
-  if (plots_->lastStep() >= 0 && running_.steps > 0) {
+  if (plots_->lastStep() >= 0 && running_.steps == 0 && !runner_->isRunning()) {
+    end_progress_at(progress_, plots_->lastStep());  // a watched command's last steps come with the final read
+  } else if (plots_->lastStep() >= 0 && running_.steps > 0) {
     progress_->setValue(static_cast<int>(std::min<std::int64_t>(plots_->lastStep(), running_.steps)));
     if (auto ms = plots_->recentStepMs(); ms && runner_->isRunning())
       eta_->setText(tr("ETA %1").arg(eta_text(std::max<double>(0, running_.steps - plots_->lastStep()) * *ms / 1000)));
@@ -141,10 +149,7 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
   start_->setEnabled(true);
   stop_->setEnabled(false);
   eta_->clear();
-  if (running_.steps == 0) {  // a watched command: the bar ends at the steps it made
-    progress_->setRange(0, static_cast<int>(std::max<std::int64_t>(1, plots_->lastStep())));
-    progress_->setValue(static_cast<int>(std::max<std::int64_t>(0, plots_->lastStep())));
-  }
+  if (running_.steps == 0) end_progress_at(progress_, plots_->lastStep());
   if (!session_uid_.isEmpty()) {
     poller_->finish();  // one last read of what the collector committed at the end
     open_session_->setEnabled(true);
@@ -152,8 +157,12 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
   const LaunchFacts& facts = runner_->facts();
   const QString elapsed = QString::number(clock_.elapsed() / 1000.0, 'f', 1);
   if (exit_code == 0) {
-    showBanner(tr("<b>Completed</b> in %1 s: %2 steps; session %3.")
-                   .arg(elapsed).arg(plots_->lastStep()).arg(session_uid_.left(12)), false);
+    if (watching_)  // its last steps are still to be read: the bar shows how many
+      showBanner(tr("<b>Completed</b> in %1 s: your command exited with 0; session %2.").arg(elapsed, session_uid_.left(12)),
+                 false);
+    else
+      showBanner(tr("<b>Completed</b> in %1 s: %2 steps; session %3.")
+                     .arg(elapsed).arg(plots_->lastStep()).arg(session_uid_.left(12)), false);
   } else if (!facts.failed_who.empty()) {
     QString who = QString::fromStdString(facts.failed_who);  // "rank 1", "worker-1:3", "host worker-1"
     if (who.startsWith("rank ") || who.startsWith("host ")) who[0] = who[0].toUpper();

@@ -108,6 +108,8 @@ class LaunchWatchTest : public QObject {
       QCOMPARE(loss->data()->at(i)->value, 6.0 / (i + 1));
     }
     QCOMPARE(page.plots()->pointCount("lr", 0), 6);
+    QTRY_COMPARE_WITH_TIMEOUT(page.progress()->value(), 6, 5000);  // the bar ends at the steps the command made
+    QCOMPARE(page.progress()->maximum(), 6);
     // The command's output reached the console; the user's config is untouched; the session is there.
     bool printed = false;
     for (int r = 0; r < page.console()->model()->rowCount(); ++r)
