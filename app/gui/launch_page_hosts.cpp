@@ -24,6 +24,7 @@ QWidget* LaunchPage::buildHostsGroup() {
   auto* box = new QGroupBox(tr("These hosts"));
   auto* form = new QFormLayout(box);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);  // the editor's buttons take the whole width when narrow
   hostfile_ = new HostfileEditor;
   num_nodes_ = new QSpinBox;
   num_nodes_->setRange(0, 100000);

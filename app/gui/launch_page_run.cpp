@@ -82,9 +82,10 @@ void LaunchPage::start() {
   resetWatchSide(world_size, s.steps);
   saveSettings();
   if (!startCli(args, world_size)) return;
-  showBanner(tr("Running %1 rank(s)%2 for %3 steps into %4\u2026")
-                 .arg(s.hostfile.empty() ? QString::number(s.processes) : tr("on every host"))
-                 .arg(s.hostfile.empty() ? QString() : tr(" of %1").arg(QString::fromStdString(s.hostfile).toHtmlEscaped()))
+  const QString where = s.hostfile.empty() ? tr("%1 rank(s)").arg(s.processes)
+                                           : tr("on the hosts of %1").arg(QString::fromStdString(s.hostfile).toHtmlEscaped());
+  showBanner(tr("Running %1 for %2 steps into %3\u2026")
+                 .arg(where)
                  .arg(s.steps)
                  .arg(QString::fromStdString(s.session_file).toHtmlEscaped()),
              false);

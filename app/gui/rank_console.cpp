@@ -98,6 +98,7 @@ RankConsole::RankConsole(QWidget* parent) : QWidget(parent) {
   view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   rank_ = new QComboBox;
   rank_->setToolTip(tr("Show the lines of one rank, or of the launcher"));
+  rank_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "worker-12:15" across hosts, not "worker-1"
   setWorldSize(1);
   level_ = new QComboBox;
   for (auto level : {LineLevel::kDebug, LineLevel::kInfo, LineLevel::kWarning, LineLevel::kError})
