@@ -158,6 +158,7 @@ class LaunchPage : public QWidget {
   QLineEdit* exclude_ = nullptr;
   QComboBox* node_launcher_ = nullptr;
   QSpinBox* ssh_port_ = nullptr;
+  QLineEdit* launcher_args_ = nullptr;
   PreflightPanel* preflight_ = nullptr;
   // Your own command.
   QComboBox* mode_ = nullptr;

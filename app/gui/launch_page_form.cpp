@@ -265,6 +265,7 @@ void LaunchPage::setSpec(const LaunchSpec& s) {
   exclude_->setText(QString::fromStdString(s.exclude));
   node_launcher_->setCurrentIndex(s.launcher == "pdsh" ? 1 : 0);
   ssh_port_->setValue(s.ssh_port);
+  launcher_args_->setText(QString::fromStdString(s.launcher_args));
   for (auto [field, value] : {std::pair{include_, &s.include}, {master_addr_, &s.master_addr},
                               {rank_logs_, &s.each_rank_log_dir}, {session_file_, &s.session_file}, {name_, &s.name},
                               {save_dir_, &s.save_dir}, {load_dir_, &s.load_dir}})

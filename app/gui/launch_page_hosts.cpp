@@ -40,16 +40,20 @@ QWidget* LaunchPage::buildHostsGroup() {
   ssh_port_->setRange(0, 65535);
   ssh_port_->setSpecialValueText(tr("ssh's default"));
   ssh_port_->setToolTip(tr("The hosts' ssh port (--ssh_port)"));
+  launcher_args_ = new QLineEdit;
+  launcher_args_->setPlaceholderText(tr("none, e.g. -F ~/.ssh/lab_config"));
+  launcher_args_->setToolTip(tr("Options for ssh (or pdsh), one string (--launcher_args)"));
   preflight_ = new PreflightPanel([this] { return preflight_arguments(spec()); });
   form->addRow(tr("Hostfile"), hostfile_);
   form->addRow(tr("Nodes"), num_nodes_);
   form->addRow(tr("Exclude"), exclude_);
   form->addRow(tr("Launcher"), node_launcher_);
   form->addRow(tr("ssh port"), ssh_port_);
+  form->addRow(tr("ssh options"), launcher_args_);
   form->addRow(preflight_->button());  // the table is a tab beside the logs (buildWatch)
   connect(hostfile_, &HostfileEditor::changed, this, &LaunchPage::updateCliTwin);
   for (auto* spin : {num_nodes_, ssh_port_}) connect(spin, &QSpinBox::valueChanged, this, &LaunchPage::updateCliTwin);
-  connect(exclude_, &QLineEdit::textChanged, this, &LaunchPage::updateCliTwin);
+  for (auto* field : {exclude_, launcher_args_}) connect(field, &QLineEdit::textChanged, this, &LaunchPage::updateCliTwin);
   connect(node_launcher_, &QComboBox::currentIndexChanged, this, &LaunchPage::updateCliTwin);
   hosts_group_ = box;
   return box;
@@ -63,6 +67,7 @@ void LaunchPage::fillHostsSpec(LaunchSpec& s) const {
   s.exclude = exclude_->text().trimmed().toStdString();
   s.launcher = node_launcher_->currentIndex() == 0 ? std::string() : node_launcher_->currentText().toStdString();
   s.ssh_port = ssh_port_->value();
+  s.launcher_args = launcher_args_->text().trimmed().toStdString();
 }
 
 void LaunchPage::setWhere(int index) { where_->setCurrentIndex(index); }

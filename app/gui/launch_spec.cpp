@@ -68,6 +68,7 @@ void add_host_selection(std::vector<std::string>& a, const LaunchSpec& s) {
   add_if(a, "--exclude", s.exclude);
   add_if(a, "--launcher", s.launcher);
   add_if(a, "--ssh_port", s.ssh_port);
+  add_if(a, "--launcher_args", s.launcher_args);
 }
 
 void add_local_selection(std::vector<std::string>& a, const LaunchSpec& s) {

@@ -34,6 +34,7 @@ struct LaunchSpec {
   std::string exclude;                 ///< --exclude worker-1:0
   std::string launcher;                ///< --launcher ssh|pdsh; empty = ssh (the default)
   int ssh_port = 0;                    ///< --ssh_port; 0 = ssh's own default
+  std::string launcher_args;           ///< --launcher_args: options for ssh/pdsh, one string (e.g. "-F ssh_config")
   std::string master_addr;             ///< --master_addr; empty = the launcher's default
   int master_port = 0;                 ///< rendezvous port; 0 = the launcher's default (29500)
   std::string each_rank_log_dir;       ///< --enable_each_rank_log DIR

@@ -110,6 +110,7 @@ class LaunchHostsTest : public QObject {
     s.exclude = "b";
     s.launcher = "pdsh";
     s.ssh_port = 2200;
+    s.launcher_args = "-F /lab/ssh_config";
     page.setSpec(s);
     const LaunchSpec back = page.spec();
     QCOMPARE(back.hostfile, s.hostfile);
@@ -117,10 +118,11 @@ class LaunchHostsTest : public QObject {
     QCOMPARE(back.exclude, std::string("b"));
     QCOMPARE(back.launcher, std::string("pdsh"));
     QCOMPARE(back.ssh_port, 2200);
+    QCOMPARE(back.launcher_args, std::string("-F /lab/ssh_config"));
     QCOMPARE(back.processes, 3);
     QCOMPARE(launch_arguments(back), launch_arguments(s));
     QVERIFY2(page.cliTwin()->text().contains("--hostfile " + dir_.filePath("hosts")), qPrintable(page.cliTwin()->text()));
-    QVERIFY(page.cliTwin()->text().contains("--launcher pdsh --ssh_port 2200"));
+    QVERIFY(page.cliTwin()->text().contains("--launcher pdsh --ssh_port 2200 --launcher_args '-F /lab/ssh_config'"));
     // Back to this machine: no hostfile flag.
     page.setWhere(0);
     QVERIFY(page.spec().hostfile.empty());
