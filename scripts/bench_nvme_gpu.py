@@ -120,7 +120,7 @@ def main():
     p.add_argument("--min-io-ratio", type=float, default=0.9)
     p.add_argument("--json", action="store_true")
     p.add_argument("--device", default="cuda", help="cpu for a dry run of the script on a machine without a GPU")
-    p.add_argument("--shape", help="LAYERS,HIDDEN,HEADS[,GAS]: skip the sizing (dry runs)")
+    p.add_argument("--shape", help="LAYERS,HIDDEN,HEADS[,GAS]: run this shape instead of the sizing")
     args = p.parse_args()
     with open(args.bench_json) as f:
         bench = json.load(f)
@@ -136,8 +136,9 @@ def main():
     if chosen is None:
         raise SystemExit(f"no candidate shape fits {free / 2**30:.1f} GiB free at {bandwidth:.2f} GB/s in {args.budget_s} s")
     shape = chosen["shape"]
+    how = "given by --shape" if args.shape else f"budget {args.budget_s:.0f} s"
     print(f"# chosen: GPT-2 {shape[0]} layers, hidden {shape[1]}, {chosen['params'] / 1e9:.2f}B params, GAS "
-          f"{chosen['gas']} ({free / 2**30:.0f} GiB free, {bandwidth:.2f} GB/s, budget {args.budget_s:.0f} s)", flush=True)
+          f"{chosen['gas']} ({free / 2**30:.0f} GiB free, {bandwidth:.2f} GB/s, {how})", flush=True)
     with tempfile.TemporaryDirectory(dir=args.nvme_dir) as workdir:
         nvme_cfg, cpu_cfg, none_cfg = (os.path.join(workdir, n) for n in ("nvme.json", "cpu.json", "none.json"))
         write_config(nvme_cfg, args.micro_batch, chosen["gas"],
@@ -176,10 +177,15 @@ def main():
         if 12 * tp / (bandwidth * 1e9) + args.steps * step_s > args.budget_s:
             reasons.append(f"writing it once and {args.steps} steps of {24 * tp / 1e9:.0f} GB of swapping "
                            f"({step_s:.0f} s each at {bandwidth:.2f} GB/s) exceed the {args.budget_s:.0f} s budget")
+        if args.shape:
+            verdict = ("that is the shape run here" if tuple(too_big) == tuple(shape)
+                       else "the shape run here was given by --shape")
+        elif reasons:
+            verdict = "; ".join(reasons) + ", so the largest shape within both ran instead"
+        else:
+            verdict = "it is within the disk and time budgets"
         print(f"# the estimator's smallest shape that does not fit one H200 without offload: {too_big[0]} layers, "
-              f"hidden {too_big[1]} ({tp / 1e9:.2f}B params); "
-              + ("; ".join(reasons) + ", so the largest shape within both ran instead" if reasons
-                 else "it is within the disk and time budgets"))
+              f"hidden {too_big[1]} ({tp / 1e9:.2f}B params); {verdict}")
     print(f"{'run':<14} {'tokens/s':>10} {'GPU GiB':>8} {'host GiB':>9} {'pred GPU':>9} {'pred CPU':>9} {'pred NVMe':>10} {'wall s':>7}")
     for r, key in zip(rows, ("nvme", "cpu")):
         pr = predictions[key] or {"gpu_gib": float("nan"), "cpu_gib": float("nan"), "nvme_gib": float("nan")}

@@ -13,8 +13,15 @@
 # Writes $OUT/gpu-nvme-logs.tgz (logs/): gpu-report.txt, nvme-df.txt, bench-io.txt, bench-io.json,
 # bench-io.db (the session), bench-nvme.log (with the JSON document), and the CUDA-test log when
 # SKIP_CUDA_TESTS=0 (default 1 here: those tests belong to the other gpu_*_checks.sh).
+# fio: the GPU machine has none and cannot install packages, so a static fio built here from its
+# source (fio-3.42, ./configure --build-static, libaio and io_uring engines) travels in
+# .device/tools/fio and goes first on PATH when present.
+# NVME_SHAPES="L,H,N,GAS ..." runs those shapes instead of the sizing (BENCH_ARGS: more options of
+# bench_nvme_gpu.py, e.g. "--steps 2"); SKIP_BENCH_IO=1 skips step 3 and takes the disk's speed
+# from NVME_BANDWIDTH_JSON instead (a bench-io.json an earlier call brought back, carried).
 # Usage on the nvidia-h200 machine: bash scripts/gpu_nvme_checks.sh [NVME_DIR]   (default ./.nvme-bench)
 export SKIP_CUDA_TESTS="${SKIP_CUDA_TESTS:-1}"
+[[ -x .device/tools/fio ]] && export PATH="$PWD/.device/tools:$PATH"
 source "$(dirname "$0")/gpu_check_common.sh" gpu-nvme
 started=$SECONDS
 step() { echo "[nvme $(date -u +%T) +$((SECONDS - started))s] $*"; }
@@ -36,14 +43,28 @@ free_gib=$(df -B1G --output=avail "$NVME_DIR" | tail -n 1 | tr -d ' ')
 echo "free GiB at $NVME_DIR: $free_gib"
 if [[ "$free_gib" -lt 8 ]]; then echo "under 8 GiB free at $NVME_DIR: not running the NVMe checks"; exit 1; fi
 
-step "3/4 bench io + fio on $NVME_DIR"
-timeout 120 $CLI bench io --path "$NVME_DIR" --size 512M --block-sizes 1M,8M --queue-depths 32,128 --threads 1,4 \
-  --fio each --db "$OUT_DIR/bench-io.db" --json-out "$OUT_DIR/bench-io.json" > "$OUT_DIR/bench-io.txt" 2>&1
-echo "bench io rc=$?"; cat "$OUT_DIR/bench-io.txt"
+bench_json="$OUT_DIR/bench-io.json"
+if [[ ${SKIP_BENCH_IO:-0} != 1 ]]; then
+  step "3/4 bench io + fio ($(fio --version 2>/dev/null || echo 'no fio')) on $NVME_DIR"
+  timeout 150 $CLI bench io --path "$NVME_DIR" --size 512M --block-sizes 1M,8M --queue-depths 32,128 --threads 1,4 \
+    --fio each --db "$OUT_DIR/bench-io.db" --json-out "$bench_json" > "$OUT_DIR/bench-io.txt" 2>&1
+  echo "bench io rc=$?"; cat "$OUT_DIR/bench-io.txt"
+else
+  bench_json="${NVME_BANDWIDTH_JSON:?SKIP_BENCH_IO=1 needs NVME_BANDWIDTH_JSON}"
+fi
 
 step "4/4 GPT-2 with the optimizer on NVMe and in CPU memory"
-timeout 210 python3 scripts/bench_nvme_gpu.py --cli "$CLI" --nvme-dir "$NVME_DIR" --bench-json "$OUT_DIR/bench-io.json" \
-  --budget-s 70 --json > "$OUT_DIR/bench-nvme.log" 2>&1
-rc=$?; echo "bench nvme rc=$rc"; [[ $rc == 0 ]] || tail -n 12 "$OUT_DIR/bench-nvme.log"; grep -E "^(#|run |nvme-offload|cpu-offload|no candidate)|failed" "$OUT_DIR/bench-nvme.log" | tail -n 14
+run_bench() {  # $1: log name; the rest: bench_nvme_gpu.py options
+  local log="$OUT_DIR/$1.log"; shift
+  timeout "${BENCH_TIMEOUT:-210}" python3 scripts/bench_nvme_gpu.py --cli "$CLI" --nvme-dir "$NVME_DIR" \
+    --bench-json "$bench_json" --json "$@" > "$log" 2>&1
+  local rc=$?; echo "bench nvme $* rc=$rc"; [[ $rc == 0 ]] || tail -n 12 "$log"
+  grep -E "^(#|run |nvme-offload|cpu-offload|no candidate)|failed" "$log" | tail -n 14
+}
+if [[ -n ${NVME_SHAPES:-} ]]; then
+  for shape in $NVME_SHAPES; do run_bench "bench-nvme-${shape//,/-}" --shape "$shape" ${BENCH_ARGS:-}; done
+else
+  run_bench bench-nvme --budget-s 70 ${BENCH_ARGS:-}
+fi
 rm -rf "$NVME_DIR"
 step "done"
