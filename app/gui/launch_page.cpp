@@ -156,7 +156,8 @@ void LaunchPage::setEditorDocument(std::function<QString()> text, std::function<
 void LaunchPage::setUseEditorConfig(bool use) { config_source_->setCurrentIndex(use ? 0 : 1); }
 
 void LaunchPage::showRankLegend(int world_size) {
-  const auto& hosts = runner_->facts().rank_hosts;
+  // Hosts only for a run across hosts (the runner still holds the last run's until the next starts).
+  const auto hosts = running_.hostfile.empty() ? std::map<int, std::string>{} : runner_->facts().rank_hosts;
   QStringList items;
   for (int r = 0; r < world_size; ++r) {
     const auto host = hosts.find(r);
