@@ -16,6 +16,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QStandardPaths>
 #include <QVBoxLayout>
 
@@ -23,6 +24,7 @@
 #include "app/gui/compare_charts.hpp"
 #include "app/gui/launch_runner.hpp"
 #include "app/gui/live_plots.hpp"
+#include "app/gui/preflight_panel.hpp"
 #include "app/gui/rank_console.hpp"
 #include "app/gui/session_poller.hpp"
 
@@ -37,6 +39,7 @@ LaunchPage::LaunchPage(QWidget* parent) : QWidget(parent) {
     poller_->follow(QString::fromStdString(running_.session_file), uid);
   });
   connect(runner_, &LaunchRunner::finished, this, &LaunchPage::onFinished);
+  connect(runner_, &LaunchRunner::rankHostsAnnounced, this, &LaunchPage::onRankHosts);
   connect(poller_, &SessionPoller::updated, this, &LaunchPage::onUpdate);
 
   auto* splitter = new QSplitter(this);
@@ -126,9 +129,15 @@ QWidget* LaunchPage::buildWatch() {
   bar->addWidget(follow_);
   bar->addWidget(open_session_);
   console_ = new RankConsole;
+  // The logs, and beside them the hosts' preflight table (it needs the page's width, not the form's).
+  auto* tabs = new QTabWidget;
+  tabs->addTab(console_, tr("Logs"));
+  tabs->addTab(preflight_, tr("Preflight"));
+  connect(preflight_, &PreflightPanel::started, tabs, [tabs, this] { tabs->setCurrentWidget(preflight_); });
+  connect(this, &LaunchPage::runStarted, tabs, [tabs, this] { tabs->setCurrentWidget(console_); });
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(plots_);
-  split->addWidget(console_);
+  split->addWidget(tabs);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   layout->addWidget(banner_);
@@ -147,13 +156,32 @@ void LaunchPage::setEditorDocument(std::function<QString()> text, std::function<
 void LaunchPage::setUseEditorConfig(bool use) { config_source_->setCurrentIndex(use ? 0 : 1); }
 
 void LaunchPage::showRankLegend(int world_size) {
+  // Hosts only for a run across hosts (the runner still holds the last run's until the next starts).
+  const auto hosts = running_.hostfile.empty() ? std::map<int, std::string>{} : runner_->facts().rank_hosts;
   QStringList items;
-  for (int r = 0; r < world_size; ++r)
-    items << QString("<span style='color:%1'>\u25a0</span> rank %2").arg(series_color(std::size_t(r)).name()).arg(r);
+  for (int r = 0; r < world_size; ++r) {
+    const auto host = hosts.find(r);
+    const std::string label = rank_label(r, host == hosts.end() ? std::string() : host->second);
+    items << QString("<span style='color:%1'>\u25a0</span> %2")
+                 .arg(series_color(std::size_t(r)).name(), QString::fromStdString(label).toHtmlEscaped());
+  }
   rank_legend_->setText(items.join(" &nbsp; "));
 }
 
+// A run across hosts: each host names the ranks it started, so the legend and the log filter say
+// host:rank as they arrive.
+void LaunchPage::onRankHosts() {
+  const auto& hosts = runner_->facts().rank_hosts;
+  const int world_size = hosts.empty() ? 0 : hosts.rbegin()->first + 1;
+  console_->setRanks(world_size, hosts);
+  showRankLegend(world_size);
+}
+
 QString LaunchPage::runDescription() const {
+  if (watching_)
+    return tr("your command under shardscope watch, step %1, into %2")
+        .arg(std::max<std::int64_t>(0, plots_->lastStep()))
+        .arg(QString::fromStdString(running_.session_file));
   return tr("%1 %2 rank(s), step %3 of %4, into %5")
       .arg(running_.processes)
       .arg(running_.use_gpus ? tr("GPU") : tr("CPU"))
@@ -165,7 +193,8 @@ QString LaunchPage::runDescription() const {
 void LaunchPage::updateCliTwin() {
   if (!cli_twin_) return;
   try {
-    cli_twin_->setText(QString::fromStdString(shell_command("shardscope", launch_arguments(spec()))));
+    const auto args = ownCommand() ? watch_arguments(watchSpec()) : launch_arguments(spec());
+    cli_twin_->setText(QString::fromStdString(shell_command("shardscope", args)));
   } catch (const std::exception& e) {
     cli_twin_->setText(tr("<i>%1</i>").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
   }

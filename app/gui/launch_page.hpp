@@ -6,8 +6,10 @@
 // extra train arguments; Start runs `shardscope launch ... -- <train args>` (shown as its CLI
 // twin) and Stop ends it. While it runs: live curves per rank with a rank legend, the step-time
 // breakdown, progress with ETA, and the ranks' logs; a failed run names the failing rank and why.
-// The form is a column of sections (launch_page_form.cpp), so a hosts section for the multi-node
-// launcher is one more builder and a few LaunchSpec fields.
+// The form is a column of sections (launch_page_form.cpp); "these hosts" (a hostfile, node
+// selection, the preflight: launch_page_hosts.cpp) runs across the hosts of a hostfile and labels
+// curves and log lines `host:rank`; "your own command" (launch_page_command.cpp) runs a user's
+// DeepSpeed or torchrun command under `shardscope watch` and follows its session the same way.
 
 #include <functional>
 
@@ -27,8 +29,10 @@ class QSpinBox;
 
 namespace shardscope::gui {
 
+class HostfileEditor;
 class LaunchRunner;
 class LivePlots;
+class PreflightPanel;
 class RankConsole;
 class SessionPoller;
 struct LiveUpdate;
@@ -45,6 +49,14 @@ class LaunchPage : public QWidget {
   void setSpec(const LaunchSpec& spec);
   /// The run the fields describe; throws std::invalid_argument naming a bad field.
   LaunchSpec spec() const;
+  /// "Your own command": the command and where its session goes; throws std::invalid_argument.
+  WatchSpec watchSpec() const;
+  void setWatchSpec(const WatchSpec& spec);
+  /// ShardScope's engine (false) or the user's own command under `shardscope watch` (true).
+  void setOwnCommand(bool own);
+  bool ownCommand() const;
+  /// Where the ranks run: 0/1 this machine (CPU/GPUs), 2/3 the hosts of a hostfile (CPU/GPUs).
+  void setWhere(int index);
   /// Whether the config comes from the Config Editor.
   void setUseEditorConfig(bool use);
   bool isRunning() const;
@@ -61,6 +73,8 @@ class LaunchPage : public QWidget {
   QLabel* rankLegend() const { return rank_legend_; }
   QLabel* cliTwin() const { return cli_twin_; }
   QString sessionUid() const { return session_uid_; }
+  HostfileEditor* hostfileEditor() const { return hostfile_; }
+  PreflightPanel* preflight() const { return preflight_; }
 
  public slots:
   void start();
@@ -83,6 +97,15 @@ class LaunchPage : public QWidget {
   QWidget* buildCheckpointGroup();
   QWidget* buildProfileGroup();
   QWidget* buildButtons();
+  // launch_page_hosts.cpp: "these hosts".
+  QWidget* buildHostsGroup();
+  void fillHostsSpec(LaunchSpec& spec) const;
+  void showWhere();
+  // launch_page_command.cpp: "your own command".
+  QWidget* buildModeGroup();
+  QWidget* buildCommandGroup();
+  void showMode();
+  void startWatch();
   QLineEdit* pathField(const QString& tooltip, const QString& filter, bool save, QWidget** row);
   void saveSettings() const;
   void restoreSettings();
@@ -90,8 +113,13 @@ class LaunchPage : public QWidget {
   QWidget* buildWatch();
   void updateCliTwin();
   void showRankLegend(int world_size);
+  void onRankHosts();
   // launch_page_run.cpp: the run.
   QString configPathForRun();
+  /// Clears the watch side for a new run of `world_size` ranks (0: not known yet) and `steps` (0: unknown).
+  void resetWatchSide(int world_size, int steps);
+  /// Starts `args` through the CLI locator; false (with the banner saying why) when it cannot.
+  bool startCli(const std::vector<std::string>& args, int world_size, const QString& working_dir = {});
   void onUpdate(const LiveUpdate& update);
   void onFinished(int exit_code, bool stopped);
   void showBanner(const QString& html, bool error);
@@ -123,6 +151,24 @@ class LaunchPage : public QWidget {
   QSpinBox* profile_start_ = nullptr;
   QSpinBox* profile_count_ = nullptr;
   QLineEdit* extra_args_ = nullptr;
+  // These hosts.
+  QWidget* hosts_group_ = nullptr;
+  HostfileEditor* hostfile_ = nullptr;
+  QSpinBox* num_nodes_ = nullptr;
+  QLineEdit* exclude_ = nullptr;
+  QComboBox* node_launcher_ = nullptr;
+  QSpinBox* ssh_port_ = nullptr;
+  QLineEdit* launcher_args_ = nullptr;
+  PreflightPanel* preflight_ = nullptr;
+  // Your own command.
+  QComboBox* mode_ = nullptr;
+  QWidget* command_group_ = nullptr;
+  QList<QWidget*> engine_groups_;
+  QLineEdit* command_ = nullptr;
+  QLineEdit* command_dir_ = nullptr;
+  QLineEdit* watch_session_ = nullptr;
+  QLineEdit* watch_name_ = nullptr;
+  bool watching_ = false;  ///< the run going (or last ended) is `shardscope watch`
   QLabel* cli_twin_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* stop_ = nullptr;

@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "app/gui/cli_locator.hpp"
+#include "app/gui/hostfile_editor.hpp"
 #include "app/gui/launch_page.hpp"
 #include "app/gui/path_field.hpp"
 
@@ -131,8 +132,12 @@ QWidget* LaunchPage::buildWhereGroup() {
   QWidget* column = nullptr;
   QFormLayout* form = section(tr("Where"), &column);
   where_ = new QComboBox;
-  where_->addItems({tr("this machine, CPU processes"), tr("this machine, GPUs")});
-  where_->setToolTip(tr("--num_procs N (Gloo on the CPU) or --num_gpus N (NCCL)"));
+  where_->addItems({tr("this machine, CPU processes"), tr("this machine, GPUs"), tr("these hosts, CPU processes"),
+                    tr("these hosts, GPUs")});
+  where_->setToolTip(tr("--num_procs N (Gloo on the CPU) or --num_gpus N (NCCL), here or on every host of a hostfile "
+                        "(--hostfile)"));
+  where_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);  // never widens the form
+  where_->setMinimumContentsLength(12);
   processes_ = spin(1, 256, 2, tr("Ranks to start (--num_procs or --num_gpus)"));
   include_ = new QLineEdit;
   include_->setPlaceholderText(tr("all visible GPUs"));
@@ -151,9 +156,6 @@ QWidget* LaunchPage::buildWhereGroup() {
   form->addRow(tr("Master address"), master_addr_);
   form->addRow(tr("Master port"), master_port_);
   form->addRow(tr("Rank logs"), row);
-  auto gpus_only = [this] { include_->setEnabled(where_->currentIndex() == 1); };
-  gpus_only();
-  connect(where_, &QComboBox::currentIndexChanged, this, gpus_only);
   for (auto* box : {processes_, master_port_}) connect(box, &QSpinBox::valueChanged, this, &LaunchPage::updateCliTwin);
   connect(where_, &QComboBox::currentIndexChanged, this, &LaunchPage::updateCliTwin);
   for (auto* field : {include_, master_addr_}) connect(field, &QLineEdit::textChanged, this, &LaunchPage::updateCliTwin);
@@ -224,10 +226,20 @@ QWidget* LaunchPage::buildProfileGroup() {
 QWidget* LaunchPage::buildForm() {
   auto* panel = new QWidget;
   auto* layout = new QVBoxLayout(panel);
-  for (QWidget* group : {buildConfigGroup(), buildModelGroup(), buildWhereGroup(), buildRunGroup(),
-                         buildCheckpointGroup(), buildProfileGroup(), buildButtons()})
+  engine_groups_ = {buildConfigGroup(), buildModelGroup(), buildWhereGroup(), buildRunGroup(),
+                    buildCheckpointGroup(), buildProfileGroup()};
+  QWidget* hosts = buildHostsGroup();
+  layout->addWidget(buildModeGroup());
+  layout->addWidget(buildCommandGroup());
+  for (QWidget* group : engine_groups_) {
     layout->addWidget(group);
+    if (group == engine_groups_[2]) layout->addWidget(hosts);  // under Where
+  }
+  layout->addWidget(buildButtons());
   layout->addStretch(1);
+  connect(where_, &QComboBox::currentIndexChanged, this, &LaunchPage::showWhere);
+  showWhere();
+  showMode();
   return panel;
 }
 
@@ -247,7 +259,13 @@ void LaunchPage::setSpec(const LaunchSpec& s) {
     box->setValue(value);
   activation_checkpointing_->setChecked(s.activation_checkpointing);
   data_->setText(s.data == "synthetic" ? QString() : QString::fromStdString(s.data));
-  where_->setCurrentIndex(s.use_gpus ? 1 : 0);
+  where_->setCurrentIndex((s.hostfile.empty() ? 0 : 2) + (s.use_gpus ? 1 : 0));
+  if (!s.hostfile.empty()) hostfile_->setPath(QString::fromStdString(s.hostfile));
+  num_nodes_->setValue(s.num_nodes);
+  exclude_->setText(QString::fromStdString(s.exclude));
+  node_launcher_->setCurrentIndex(s.launcher == "pdsh" ? 1 : 0);
+  ssh_port_->setValue(s.ssh_port);
+  launcher_args_->setText(QString::fromStdString(s.launcher_args));
   for (auto [field, value] : {std::pair{include_, &s.include}, {master_addr_, &s.master_addr},
                               {rank_logs_, &s.each_rank_log_dir}, {session_file_, &s.session_file}, {name_, &s.name},
                               {save_dir_, &s.save_dir}, {load_dir_, &s.load_dir}})
@@ -272,7 +290,7 @@ LaunchSpec LaunchPage::spec() const {
   s.vocab = vocab_->value();
   s.activation_checkpointing = activation_checkpointing_->isChecked();
   s.data = data_->text().trimmed().isEmpty() ? "synthetic" : data_->text().trimmed().toStdString();
-  s.use_gpus = where_->currentIndex() == 1;
+  s.use_gpus = where_->currentIndex() % 2 == 1;
   s.processes = processes_->value();
   s.include = s.use_gpus ? include_->text().trimmed().toStdString() : std::string();
   s.master_addr = master_addr_->text().trimmed().toStdString();
@@ -288,12 +306,24 @@ LaunchSpec LaunchPage::spec() const {
   s.profile_start = profile_start_->value();
   s.profile_count = profile_count_->value();
   s.extra_train_args = split_shell_words(extra_args_->text().toStdString());
+  fillHostsSpec(s);
   return s;
 }
 
 void LaunchPage::saveSettings() const {
   QSettings settings;
-  const LaunchSpec s = spec();
+  settings.setValue("launch/where", where_->currentIndex());
+  settings.setValue("launch/hostfile", hostfile_->path());
+  settings.setValue("launch/ownCommand", ownCommand());
+  settings.setValue("launch/command", command_->text());
+  settings.setValue("launch/commandDir", command_dir_->text());
+  settings.setValue("launch/watchSession", watch_session_->text());
+  LaunchSpec s;
+  try {
+    s = spec();
+  } catch (const std::invalid_argument&) {
+    return;  // "your own command" started while the engine's fields are incomplete: they stay as saved
+  }
   settings.setValue("launch/configSource", config_source_->currentIndex());
   settings.setValue("launch/configFile", config_file_->text());
   settings.setValue("launch/overrides", overrides_->toPlainText());
@@ -345,6 +375,13 @@ void LaunchPage::restoreSettings() {
   }
   setSpec(s);
   config_source_->setCurrentIndex(settings.value("launch/configSource", 0).toInt());
+  where_->setCurrentIndex(settings.value("launch/where", s.use_gpus ? 1 : 0).toInt());
+  if (const QString hostfile = settings.value("launch/hostfile").toString(); !hostfile.isEmpty())
+    if (!hostfile_->openFile(hostfile)) hostfile_->setPath(hostfile);
+  command_->setText(settings.value("launch/command").toString());
+  command_dir_->setText(settings.value("launch/commandDir").toString());
+  watch_session_->setText(settings.value("launch/watchSession", default_session).toString());
+  setOwnCommand(settings.value("launch/ownCommand", false).toBool());
 }
 
 }  // namespace shardscope::gui

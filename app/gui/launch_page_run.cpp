@@ -34,6 +34,12 @@ QString preformatted(const QString& text) {
   return "<p style='white-space: pre-wrap; font-family: monospace'>" + text.toHtmlEscaped() + "</p>";
 }
 
+/// A run without a step count of its own (a watched command) ends its busy bar at the steps it made.
+void end_progress_at(QProgressBar* progress, std::int64_t last_step) {
+  progress->setRange(0, static_cast<int>(std::max<std::int64_t>(1, last_step)));
+  progress->setValue(static_cast<int>(std::max<std::int64_t>(0, last_step)));
+}
+
 }  // namespace
 
 QString LaunchPage::configPathForRun() {
@@ -55,6 +61,7 @@ QString LaunchPage::configPathForRun() {
 
 void LaunchPage::start() {
   if (runner_->isRunning()) return;
+  if (ownCommand()) return startWatch();
   LaunchSpec s;
   std::vector<std::string> args;
   try {
@@ -68,36 +75,50 @@ void LaunchPage::start() {
   }
   // The launcher creates the session file but not its folder.
   QDir().mkpath(QFileInfo(QString::fromStdString(s.session_file)).absolutePath());
-  QStringList qargs;
-  for (const auto& a : args) qargs << QString::fromStdString(a);
   running_ = s;
+  watching_ = false;
+  // Across hosts the ranks are known once each host announces them (onRankHosts).
+  const int world_size = s.hostfile.empty() ? s.processes : 0;
+  resetWatchSide(world_size, s.steps);
+  saveSettings();
+  if (!startCli(args, world_size)) return;
+  const QString where = s.hostfile.empty() ? tr("%1 rank(s)").arg(s.processes)
+                                           : tr("on the hosts of %1").arg(QString::fromStdString(s.hostfile).toHtmlEscaped());
+  showBanner(tr("Running %1 for %2 steps into %3\u2026")
+                 .arg(where)
+                 .arg(s.steps)
+                 .arg(QString::fromStdString(s.session_file).toHtmlEscaped()),
+             false);
+}
+
+void LaunchPage::resetWatchSide(int world_size, int steps) {
   session_uid_.clear();
   console_->clear();
   console_->resetFilters();  // a new run shows all its lines: last run's filter would hide them
-  console_->setWorldSize(s.processes);
-  showRankLegend(s.processes);
+  console_->setWorldSize(world_size);
+  showRankLegend(world_size);
   plots_->clear();
-  progress_->setRange(0, s.steps);
+  progress_->setRange(0, steps);  // 0..0: a busy bar, for a command whose step count is its own
   progress_->setValue(0);
   eta_->clear();
   open_session_->setEnabled(false);
-  saveSettings();
+}
+
+bool LaunchPage::startCli(const std::vector<std::string>& args, int world_size, const QString& working_dir) {
+  QStringList qargs;
+  for (const auto& a : args) qargs << QString::fromStdString(a);
   const QString program = shardscope_cli_path();
-  console_->append({-1, LineLevel::kInfo, shell_command(program.toStdString(), args)});
-  if (!runner_->start(program, qargs, s.processes)) {
+  console_->append({-1, LineLevel::kInfo, shell_command(program.toStdString(), args), {}});
+  if (!runner_->start(program, qargs, world_size, working_dir)) {
     showBanner(tr("<b>Cannot start:</b> %1").arg(cli_missing_message(program, runner_->errorText()).toHtmlEscaped()), true);
-    return;
+    return false;
   }
   clock_.start();
   start_->setEnabled(false);
   stop_->setEnabled(true);
-  showBanner(tr("Running %1 rank(s) for %2 steps into %3\u2026")
-                 .arg(s.processes)
-                 .arg(s.steps)
-                 .arg(QString::fromStdString(s.session_file).toHtmlEscaped()),
-             false);
-  emit statusMessage(tr("Started shardscope launch (pid %1)").arg(runner_->launcherPid()));
+  emit statusMessage(tr("Started %1 (pid %2)").arg(QString::fromStdString("shardscope " + args.front())).arg(runner_->launcherPid()));
   emit runStarted();
+  return true;
 }
 
 void LaunchPage::stop() {
@@ -116,7 +137,9 @@ void LaunchPage::shutdown() {
 void LaunchPage::onUpdate(const LiveUpdate& update) {
   if (!update.error.empty()) emit statusMessage(tr("Reading the session: %1").arg(QString::fromStdString(update.error)));
   plots_->append(update);
-  if (plots_->lastStep() >= 0) {
+  if (plots_->lastStep() >= 0 && running_.steps == 0 && !runner_->isRunning()) {
+    end_progress_at(progress_, plots_->lastStep());  // a watched command's last steps come with the final read
+  } else if (plots_->lastStep() >= 0 && running_.steps > 0) {
     progress_->setValue(static_cast<int>(std::min<std::int64_t>(plots_->lastStep(), running_.steps)));
     if (auto ms = plots_->recentStepMs(); ms && runner_->isRunning())
       eta_->setText(tr("ETA %1").arg(eta_text(std::max<double>(0, running_.steps - plots_->lastStep()) * *ms / 1000)));
@@ -127,6 +150,7 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
   start_->setEnabled(true);
   stop_->setEnabled(false);
   eta_->clear();
+  if (running_.steps == 0) end_progress_at(progress_, plots_->lastStep());
   if (!session_uid_.isEmpty()) {
     poller_->finish();  // one last read of what the collector committed at the end
     open_session_->setEnabled(true);
@@ -134,11 +158,17 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
   const LaunchFacts& facts = runner_->facts();
   const QString elapsed = QString::number(clock_.elapsed() / 1000.0, 'f', 1);
   if (exit_code == 0) {
-    showBanner(tr("<b>Completed</b> in %1 s: %2 steps; session %3.")
-                   .arg(elapsed).arg(plots_->lastStep()).arg(session_uid_.left(12)), false);
-  } else if (facts.failed_rank) {
-    showBanner(tr("<b>Rank %1 failed</b> (exit code %2):%3")
-                   .arg(*facts.failed_rank)
+    if (watching_)  // its last steps are still to be read: the bar shows how many
+      showBanner(tr("<b>Completed</b> in %1 s: your command exited with 0; session %2.").arg(elapsed, session_uid_.left(12)),
+                 false);
+    else
+      showBanner(tr("<b>Completed</b> in %1 s: %2 steps; session %3.")
+                     .arg(elapsed).arg(plots_->lastStep()).arg(session_uid_.left(12)), false);
+  } else if (!facts.failed_who.empty()) {
+    QString who = QString::fromStdString(facts.failed_who);  // "rank 1", "worker-1:3", "host worker-1"
+    if (who.startsWith("rank ") || who.startsWith("host ")) who[0] = who[0].toUpper();
+    showBanner(tr("<b>%1 failed</b> (exit code %2):%3")
+                   .arg(who.toHtmlEscaped())
                    .arg(exit_code)
                    .arg(preformatted(QString::fromStdString(facts.failure))),
                true);
@@ -151,7 +181,10 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
     const auto* model = console_->model();
     for (int r = std::max(0, model->rowCount() - 6); r < model->rowCount(); ++r)
       last += model->index(r).data().toString() + "\n";
-    showBanner(tr("<b>The launch failed</b> (exit code %1):%2").arg(exit_code).arg(preformatted(last)), true);
+    showBanner((watching_ ? tr("<b>Your command failed</b> (exit code %1):%2") : tr("<b>The launch failed</b> (exit code %1):%2"))
+                   .arg(exit_code)
+                   .arg(preformatted(last)),
+               true);
   }
   emit statusMessage(tr("Run ended with exit code %1").arg(exit_code));
   emit runFinished(exit_code);

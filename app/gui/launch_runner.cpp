@@ -36,7 +36,7 @@ LaunchRunner::LaunchRunner(QObject* parent) : QObject(parent) {
 
 LaunchRunner::~LaunchRunner() { killAll(); }
 
-bool LaunchRunner::start(const QString& program, const QStringList& args, int world_size) {
+bool LaunchRunner::start(const QString& program, const QStringList& args, int world_size, const QString& working_dir) {
   if (isRunning()) {
     error_ = tr("A run is already going; stop it first.");
     return false;
@@ -51,6 +51,7 @@ bool LaunchRunner::start(const QString& program, const QStringList& args, int wo
   connect(process_, &QProcess::readyReadStandardOutput, this, [this] { readChannel(QProcess::StandardOutput); });
   connect(process_, &QProcess::readyReadStandardError, this, [this] { readChannel(QProcess::StandardError); });
   connect(process_, &QProcess::finished, this, &LaunchRunner::onFinished);
+  if (!working_dir.isEmpty()) process_->setWorkingDirectory(working_dir);
   process_->start(program, args);
   if (!process_->waitForStarted(10000)) {
     error_ = process_->errorString();  // the page says where the CLI was looked for
@@ -114,9 +115,13 @@ void LaunchRunner::readChannel(QProcess::ProcessChannel channel) {
 void LaunchRunner::handleLine(const QString& text, bool from_stderr) {
   const std::string line = text.toStdString();
   const bool had_uid = !facts_.session_uid.empty();
+  const std::size_t hosts_known = facts_.rank_hosts.size();
   ConsoleLine parsed = parse_console_line(line, from_stderr, world_size_ == 1 ? 0 : -1);
-  if (parsed.rank < 0 || line.rfind("shardscope launch: ", 0) == 0) read_launcher_line(line, facts_);
+  if (parsed.rank < 0) read_launcher_line(line, facts_);
+  if (const auto host = facts_.rank_hosts.find(parsed.rank); parsed.host.empty() && host != facts_.rank_hosts.end())
+    parsed.host = host->second;
   emit lineReceived(parsed);
+  if (facts_.rank_hosts.size() != hosts_known) emit rankHostsAnnounced();
   if (!had_uid && !facts_.session_uid.empty()) emit sessionAnnounced(QString::fromStdString(facts_.session_uid));
 }
 

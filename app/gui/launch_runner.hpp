@@ -1,6 +1,6 @@
 #pragma once
-// Runs `shardscope launch` as a child process for the Launch & Watch page: reads its output line
-// by line (ranks prefixed `[rank R] `), learns the session uid and rank pids it announces, and
+// Runs `shardscope launch` (or `shardscope watch`) as a child process for the Launch & Watch page:
+// reads its output line by line (ranks prefixed `[rank R] `, or `[host:R] ` across hosts), learns the session uid and rank pids it announces, and
 // stops it the way a terminal would: SIGTERM to the launcher (which forwards it to every rank),
 // then SIGKILL after a grace period, then SIGKILL to any rank still alive, so nothing is left.
 
@@ -20,8 +20,9 @@ class LaunchRunner : public QObject {
   explicit LaunchRunner(QObject* parent = nullptr);
   ~LaunchRunner() override;
 
-  /// Starts `program args`; false when a run is already going or it cannot start (errorText: why).
-  bool start(const QString& program, const QStringList& args, int world_size);
+  /// Starts `program args` (in `working_dir` when given); false when a run is already going or it
+  /// cannot start (errorText: why).
+  bool start(const QString& program, const QStringList& args, int world_size, const QString& working_dir = {});
   bool isRunning() const;
   /// SIGTERM now, SIGKILL after `grace_ms` if the launcher has not exited.
   void stop(int grace_ms = 8000);
@@ -38,6 +39,8 @@ class LaunchRunner : public QObject {
  signals:
   void lineReceived(const shardscope::gui::ConsoleLine& line);
   void sessionAnnounced(const QString& uid);
+  /// A host announced the ranks it started (facts().rank_hosts grew): a run across hosts.
+  void rankHostsAnnounced();
   /// Exit code of the launcher (negative: killed by that signal); `stopped` when Stop was asked.
   void finished(int exit_code, bool stopped);
 

@@ -11,6 +11,18 @@ namespace shardscope::gui {
 namespace {
 
 constexpr const char* kLauncherPrefix = "shardscope launch: ";
+constexpr const char* kWatchPrefix = "shardscope watch: ";
+
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+/// The launcher's (or the watcher's) own line: not a rank's output.
+bool is_launcher_line(const std::string& line) { return starts_with(line, kLauncherPrefix) || starts_with(line, kWatchPrefix); }
+
+std::string without_launcher_prefix(const std::string& line) {
+  if (starts_with(line, kLauncherPrefix)) return line.substr(std::string(kLauncherPrefix).size());
+  if (starts_with(line, kWatchPrefix)) return line.substr(std::string(kWatchPrefix).size());
+  return line;
+}
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw std::invalid_argument(message);
@@ -33,20 +45,71 @@ LineLevel level_of(const std::string& text, bool from_stderr) {
   return LineLevel::kInfo;
 }
 
-}  // namespace
+void add_if(std::vector<std::string>& a, const char* flag, const std::string& value) {
+  if (!value.empty()) a.insert(a.end(), {flag, value});
+}
 
-std::vector<std::string> launcher_arguments(const LaunchSpec& s) {
+void add_if(std::vector<std::string>& a, const char* flag, int value) {
+  if (value > 0) a.insert(a.end(), {flag, std::to_string(value)});
+}
+
+// DeepSpeed's runner flags for the hosts of a hostfile: which hosts, how many ranks on each, how
+// the node agents are started. Ranks: N CPU ranks per host, or GPUs (--include, --num_gpus N, or
+// every slot of every host when neither is given).
+void add_host_selection(std::vector<std::string>& a, const LaunchSpec& s) {
+  require(s.launcher.empty() || s.launcher == "ssh" || s.launcher == "pdsh",
+          "Launcher: '" + s.launcher + "' is not ssh or pdsh (the page starts node agents with one of them)");
+  require(s.use_gpus || s.processes >= 1, "Ranks per host: at least 1 CPU rank");
+  a.insert(a.end(), {"--hostfile", s.hostfile});
+  add_if(a, "--num_nodes", s.num_nodes);
+  if (!s.use_gpus) a.insert(a.end(), {"--num_procs", std::to_string(s.processes)});
+  else if (!s.include.empty()) a.insert(a.end(), {"--include", s.include});
+  else add_if(a, "--num_gpus", s.processes);
+  add_if(a, "--exclude", s.exclude);
+  add_if(a, "--launcher", s.launcher);
+  add_if(a, "--ssh_port", s.ssh_port);
+  add_if(a, "--launcher_args", s.launcher_args);
+}
+
+void add_local_selection(std::vector<std::string>& a, const LaunchSpec& s) {
   require(s.processes >= 1, "Ranks: at least 1");
-  require(!s.session_file.empty(), "Session file: choose where the run is recorded (a .db file)");
-  std::vector<std::string> a;
   if (!s.use_gpus) a.insert(a.end(), {"--num_procs", std::to_string(s.processes)});
   else if (!s.include.empty()) a.insert(a.end(), {"--include", s.include});
   else a.insert(a.end(), {"--num_gpus", std::to_string(s.processes)});
+}
+
+}  // namespace
+
+std::vector<std::string> launcher_arguments(const LaunchSpec& s) {
+  require(!s.session_file.empty(), "Session file: choose where the run is recorded (a .db file)");
+  std::vector<std::string> a;
+  if (s.hostfile.empty()) add_local_selection(a, s);
+  else add_host_selection(a, s);
   a.insert(a.end(), {"--session", s.session_file});
-  if (!s.name.empty()) a.insert(a.end(), {"--name", s.name});
-  if (!s.master_addr.empty()) a.insert(a.end(), {"--master_addr", s.master_addr});
-  if (s.master_port > 0) a.insert(a.end(), {"--master_port", std::to_string(s.master_port)});
-  if (!s.each_rank_log_dir.empty()) a.insert(a.end(), {"--enable_each_rank_log", s.each_rank_log_dir});
+  add_if(a, "--name", s.name);
+  add_if(a, "--master_addr", s.master_addr);
+  add_if(a, "--master_port", s.master_port);
+  add_if(a, "--enable_each_rank_log", s.each_rank_log_dir);
+  return a;
+}
+
+std::vector<std::string> preflight_arguments(const LaunchSpec& s) {
+  require(!s.hostfile.empty(), "Hostfile: the preflight checks the hosts of a hostfile; open or save one first");
+  std::vector<std::string> a = {"launch", "--preflight", "--json"};
+  add_host_selection(a, s);
+  add_if(a, "--master_addr", s.master_addr);
+  add_if(a, "--master_port", s.master_port);
+  return a;
+}
+
+std::vector<std::string> watch_arguments(const WatchSpec& s) {
+  require(!s.command.empty(), "Command: give the command to run, e.g. deepspeed train.py --deepspeed ds.json");
+  require(!s.session_file.empty(), "Session file: choose where the run is recorded (a .db file)");
+  require(s.grace_s >= 0, "Grace: at least 0 s");
+  std::vector<std::string> a = {"watch", "--db", s.session_file};
+  add_if(a, "--name", s.name);
+  a.insert(a.end(), {"--grace", std::to_string(s.grace_s), "--"});
+  a.insert(a.end(), s.command.begin(), s.command.end());
   return a;
 }
 
@@ -100,37 +163,78 @@ std::vector<std::string> split_shell_words(const std::string& text) {
   }
 }
 
+std::string rank_label(int rank, const std::string& host) {
+  if (rank < 0) return "launch";
+  return host.empty() ? "rank " + std::to_string(rank) : host + ":" + std::to_string(rank);
+}
+
 ConsoleLine parse_console_line(const std::string& line, bool from_stderr, int single_rank) {
-  static const std::regex kRankPrefix(R"(^\[rank (\d+)\] ?)");
+  // One machine: "[rank R] "; across hosts the launcher writes "[host:R] " (an IPv6 host keeps its colons).
+  static const std::regex kRankPrefix(R"(^\[(?:rank (\d+)|([^\]\s]+):(\d+))\] ?)");
   ConsoleLine out;
   std::smatch m;
   if (std::regex_search(line, m, kRankPrefix)) {
-    out.rank = std::stoi(m[1].str());
+    out.rank = std::stoi(m[1].matched ? m[1].str() : m[3].str());
+    if (m[2].matched) out.host = m[2].str();
     out.text = line.substr(static_cast<std::size_t>(m.length(0)));
   } else {
-    out.rank = line.rfind(kLauncherPrefix, 0) == 0 ? -1 : single_rank;
+    out.rank = is_launcher_line(line) ? -1 : single_rank;
     out.text = line;
   }
   out.level = level_of(out.text, from_stderr);
   return out;
 }
 
-void read_launcher_line(const std::string& line, LaunchFacts& facts) {
-  static const std::regex kSession(R"(, session ([0-9a-f]{8,}) in )");
+namespace {
+
+// "[host] rank R pid P (device), rank R2 pid P2 (device)": the ranks a host started.
+void read_rank_pids(const std::string& text, LaunchFacts& facts) {
   static const std::regex kPid(R"(rank (\d+) pid (\d+))");
-  static const std::regex kFailed(R"(rank (\d+)\b.*\(the first rank to fail\))");
-  const std::string text = line.rfind(kLauncherPrefix, 0) == 0 ? line.substr(std::string(kLauncherPrefix).size()) : line;
+  static const std::regex kHost(R"(^\[([^\]]+)\] )");
+  std::smatch host;
+  const bool across_hosts = std::regex_search(text, host, kHost);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kPid); it != std::sregex_iterator(); ++it) {
+    const int rank = std::stoi((*it)[1].str());
+    // A host's pids are its own: the GUI may signal only ranks on this machine (a remote pid here
+    // is some unrelated process); across hosts the launcher and its agents end every rank.
+    if (across_hosts) facts.rank_hosts[rank] = host[1].str();
+    else facts.rank_pids.emplace_back(rank, std::stoll((*it)[2].str()));
+  }
+}
+
+// The closing line that names the first failure: "rank R exited ... (the first rank to fail)" on
+// one machine; "host:R (pid P) exited ... (the first failure)" or "host H ..." across hosts.
+bool read_first_failure(const std::string& text, LaunchFacts& facts) {
+  static const std::regex kLocal(R"(rank (\d+)\b.*\(the first rank to fail\))");
+  static const std::regex kHostRank(R"(^(\S+):(\d+) .*\(the first failure\))");
+  static const std::regex kHost(R"(^((?:host )?\S+) .*\(the first failure\))");
+  std::smatch m;
+  if (std::regex_search(text, m, kLocal)) {
+    facts.failed_rank = std::stoi(m[1].str());
+    facts.failed_who = "rank " + m[1].str();
+  } else if (std::regex_search(text, m, kHostRank)) {
+    facts.failed_rank = std::stoi(m[2].str());
+    facts.failed_who = m[1].str() + ":" + m[2].str();
+  } else if (std::regex_search(text, m, kHost)) {
+    facts.failed_who = m[1].str();
+  } else {
+    return false;
+  }
+  facts.failure = text;
+  return true;
+}
+
+}  // namespace
+
+void read_launcher_line(const std::string& line, LaunchFacts& facts) {
+  static const std::regex kSession(R"((?:^|, )session ([0-9a-f]{8,}) in )");
+  const std::string text = without_launcher_prefix(line);
   std::smatch m;
   if (std::regex_search(text, m, kSession)) facts.session_uid = m[1].str();
-  if (text.find(" pid ") != std::string::npos)
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kPid); it != std::sregex_iterator(); ++it)
-      facts.rank_pids.emplace_back(std::stoi((*it)[1].str()), std::stoll((*it)[2].str()));
-  if (std::regex_search(text, m, kFailed)) {
-    facts.failed_rank = std::stoi(m[1].str());
-    facts.failure = text;
-  } else if (facts.failed_rank && line.rfind(kLauncherPrefix, 0) == 0 && facts.failure.size() < 4000) {
+  if (text.find(" pid ") != std::string::npos) read_rank_pids(text, facts);
+  if (read_first_failure(text, facts)) return;
+  if (!facts.failed_who.empty() && is_launcher_line(line) && facts.failure.size() < 4000)
     facts.failure += "\n" + text;  // "last lines of rank R's stderr:" and those lines
-  }
 }
 
 }  // namespace shardscope::gui

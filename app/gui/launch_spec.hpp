@@ -1,9 +1,11 @@
 #pragma once
 // What the Launch & Watch page starts, as a plain struct, and how the launcher's output reads
 // back: the `shardscope launch` argument list (its CLI twin is exactly that command line), the
-// `[rank R] ` prefix of rank lines, the session uid and rank pids the launcher announces, and the
-// first failing rank it reports.
+// preflight's and `shardscope watch`'s argument lists, the `[rank R] ` / `[host:R] ` prefix of rank
+// lines, the session uid and rank pids (with their hosts) the launcher announces, and the first
+// failing rank it reports.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,11 +24,17 @@ struct LaunchSpec {
   int kv_heads = 0;                    ///< --kv-heads (llama); 0 = the engine's default
   bool activation_checkpointing = false;
   std::string data = "synthetic";      ///< "synthetic" or a token file
-  // Where: this machine's CPU processes or GPUs. (A hosts section for the multi-node launcher
-  // adds its own fields here and its flags in launcher_arguments.)
+  // Where: this machine's CPU processes or GPUs, or the hosts of a hostfile.
   bool use_gpus = false;               ///< N GPUs (--num_gpus) or N CPU processes (--num_procs)
-  int processes = 2;
-  std::string include;                 ///< --include localhost:0,2 (GPUs), instead of --num_gpus
+  int processes = 2;                   ///< per host with a hostfile; 0 there = every slot (GPUs)
+  std::string include;                 ///< --include localhost:0,2 or worker-0@worker-1:0,2, instead of --num_gpus
+  // These hosts (DeepSpeed's runner flags): set when hostfile is not empty.
+  std::string hostfile;                ///< --hostfile FILE; empty = this machine only
+  int num_nodes = 0;                   ///< --num_nodes N; 0 = every host of the hostfile
+  std::string exclude;                 ///< --exclude worker-1:0
+  std::string launcher;                ///< --launcher ssh|pdsh; empty = ssh (the default)
+  int ssh_port = 0;                    ///< --ssh_port; 0 = ssh's own default
+  std::string launcher_args;           ///< --launcher_args: options for ssh/pdsh, one string (e.g. "-F ssh_config")
   std::string master_addr;             ///< --master_addr; empty = the launcher's default
   int master_port = 0;                 ///< rendezvous port; 0 = the launcher's default (29500)
   std::string each_rank_log_dir;       ///< --enable_each_rank_log DIR
@@ -52,6 +60,22 @@ std::vector<std::string> train_arguments(const LaunchSpec& spec);
 /// The arguments after `shardscope`: `launch <launcher arguments> -- <train arguments>`.
 /// Throws std::invalid_argument naming the field when a required one is empty or out of range.
 std::vector<std::string> launch_arguments(const LaunchSpec& spec);
+/// `launch --preflight --json --hostfile F` with the spec's node selection: the hosts' checks.
+/// Throws std::invalid_argument when the spec has no hostfile.
+std::vector<std::string> preflight_arguments(const LaunchSpec& spec);
+
+/// A user's own command followed live by `shardscope watch` (issue 20's "watch a DeepSpeed run").
+struct WatchSpec {
+  std::vector<std::string> command;  ///< e.g. deepspeed train.py --deepspeed ds.json
+  std::string session_file;          ///< --db
+  std::string name;                  ///< --name; empty = the config file's name
+  std::string working_dir;           ///< where the command runs; empty = the GUI's own
+  int grace_s = 5;                   ///< --grace: SIGTERM to SIGKILL of the command (below the GUI's own grace)
+};
+
+/// `watch --db F [--name N] --grace S -- <command>`; throws std::invalid_argument naming the field.
+std::vector<std::string> watch_arguments(const WatchSpec& spec);
+
 /// Splits a line into words as a POSIX shell would (single and double quotes, backslash escapes);
 /// throws std::invalid_argument for an unclosed quote.
 std::vector<std::string> split_shell_words(const std::string& text);
@@ -62,17 +86,24 @@ struct ConsoleLine {
   int rank = -1;  ///< -1: the launcher itself (or a single-rank run's own output)
   LineLevel level = LineLevel::kInfo;
   std::string text;
+  std::string host;  ///< the rank's host in a run across hosts (`[host:R] ` lines); empty on one machine
 };
 
-/// Splits `[rank R] text` into R and text; other lines are the launcher's (rank -1, or
+/// "host:R" when the host is known, else "rank R" (-1: "launch").
+std::string rank_label(int rank, const std::string& host);
+
+/// Splits `[rank R] text` (one machine) or `[host:R] text` (across hosts) into R, host and text;
+/// other lines are the launcher's (rank -1, or
 /// `single_rank` when the run has one rank and so no prefix). The level is read from the text.
 ConsoleLine parse_console_line(const std::string& line, bool from_stderr, int single_rank = -1);
 
 /// What the launcher tells about the run, gathered line by line.
 struct LaunchFacts {
-  std::string session_uid;                          ///< from "..., session <uid> in <file>"
-  std::vector<std::pair<int, long long>> rank_pids; ///< from "rank R pid P (device), ..."
-  std::optional<int> failed_rank;                   ///< from "... (the first rank to fail)"
+  std::string session_uid;                          ///< from "session <uid> in <file>"
+  std::vector<std::pair<int, long long>> rank_pids; ///< from "rank R pid P (device), ...": this machine's ranks only
+  std::map<int, std::string> rank_hosts;            ///< rank -> host, from "[host] rank R pid P ..." across hosts
+  std::optional<int> failed_rank;                   ///< from "... (the first rank to fail)" or "host:R ... (the first failure)"
+  std::string failed_who;                           ///< "rank R", "host:R", or a host that was lost
   std::string failure;                              ///< that line and the stderr lines after it
 };
 

@@ -52,6 +52,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
     plot->setMinimumSize(140, 110);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->xAxis->setLabel(tr("step"));
+    plot->xAxis->ticker()->setTickCount(3);  // a chart is ~100 px wide at 1366 px: "5 10 15 20 25" would run together
     plot->yAxis->setLabel(metric_title(m.name == std::string("mem_allocated") ? "mem_allocated" : m.name));
     grid->addWidget(plot, i / 4, i % 4);
     charts_.emplace_back(m.name, plot);
@@ -60,6 +61,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   breakdown_ = new QCustomPlot;
   breakdown_->setMinimumSize(140, 110);
   breakdown_->xAxis->setLabel(tr("step"));
+  breakdown_->xAxis->ticker()->setTickCount(3);
   breakdown_->yAxis->setLabel(tr("step time (ms)"));
   breakdown_->legend->setVisible(false);
   breakdown_->legend->setFont(QFont(font().family(), 7));

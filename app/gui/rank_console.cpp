@@ -51,8 +51,7 @@ QVariant RankLogModel::data(const QModelIndex& index, int role) const {
   const ConsoleLine& line = lines_[static_cast<std::size_t>(index.row())];
   switch (role) {
     case Qt::DisplayRole:
-      return (line.rank < 0 ? QStringLiteral("[launch] ") : QString("[rank %1] ").arg(line.rank)) +
-             QString::fromStdString(line.text);
+      return "[" + QString::fromStdString(rank_label(line.rank, line.host)) + "] " + QString::fromStdString(line.text);
     case kRankRole: return line.rank;
     case kLevelRole: return static_cast<int>(line.level);
     case Qt::ForegroundRole:
@@ -99,6 +98,7 @@ RankConsole::RankConsole(QWidget* parent) : QWidget(parent) {
   view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   rank_ = new QComboBox;
   rank_->setToolTip(tr("Show the lines of one rank, or of the launcher"));
+  rank_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "worker-12:15" across hosts, not "worker-1"
   setWorldSize(1);
   level_ = new QComboBox;
   for (auto level : {LineLevel::kDebug, LineLevel::kInfo, LineLevel::kWarning, LineLevel::kError})
@@ -140,13 +140,18 @@ void RankConsole::resetFilters() {
   search_->clear();
 }
 
-void RankConsole::setWorldSize(int world_size) {
+void RankConsole::setWorldSize(int world_size) { setRanks(world_size, {}); }
+
+void RankConsole::setRanks(int world_size, const std::map<int, std::string>& hosts) {
   const QVariant keep = rank_->currentData();
   QSignalBlocker block(rank_);
   rank_->clear();
   rank_->addItem(tr("all ranks"));
   rank_->addItem(tr("launcher"), -1);
-  for (int r = 0; r < world_size; ++r) rank_->addItem(tr("rank %1").arg(r), r);
+  for (int r = 0; r < world_size; ++r) {
+    const auto host = hosts.find(r);
+    rank_->addItem(QString::fromStdString(rank_label(r, host == hosts.end() ? std::string() : host->second)), r);
+  }
   rank_->setCurrentIndex(std::max(0, rank_->findData(keep)));
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // The ranks' output in one console, filterable by rank, by level and by a search text, as a
 // terminal multiplexer with grep would give: each line keeps its rank (from the launcher's
-// `[rank R] ` prefix) and a level read from its text. Holds at most kMaxLines (oldest dropped).
+// `[rank R] ` or `[host:R] ` prefix) and a level read from its text. Holds at most kMaxLines (oldest dropped).
 
 #include <deque>
+#include <map>
 
 #include <QAbstractListModel>
 #include <QSortFilterProxyModel>
@@ -63,6 +64,8 @@ class RankConsole : public QWidget {
   void clear();
   /// Offers ranks 0..world_size-1 in the rank filter.
   void setWorldSize(int world_size);
+  /// The same, each rank labelled `host:R` where `hosts` names its host (a run across hosts).
+  void setRanks(int world_size, const std::map<int, std::string>& hosts);
   /// Every rank, every level, no search text: what a new run starts with.
   void resetFilters();
   RankLogModel* model() const { return model_; }

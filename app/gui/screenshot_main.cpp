@@ -6,6 +6,11 @@
 //       (Config Editor), and two real 2-rank CPU trainings of a small GPT-2 started through the
 //       Launch page (Launch & Watch, Sessions & Compare, and the profile view of the second, which
 //       records timers, collectives and a profiled window). The CLI comes from $SHARDSCOPE_CLI.
+//   shardscope-gui-screenshots --launch-modes SOURCE_DIR OUTPUT_DIR
+//       only Launch & Watch's two other modes (also part of every page): "these hosts" with a
+//       hostfile of two hosts no resolver knows and the real preflight's table of them, and "your
+//       own command" with tests/gui/fake_deepspeed.py (csv_monitor files as DeepSpeed writes them)
+//       run to its end under `shardscope watch`.
 //   shardscope-gui-screenshots --profile SESSION_FILE [--run SELECTOR] [--pane TITLE] --output FILE.png
 //       the profile view of one recorded session (the newest, or SELECTOR: id, uid prefix, name),
 //       e.g. a session brought back from a GPU machine, with the analyses pane TITLE in front
@@ -20,6 +25,8 @@
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -29,8 +36,10 @@
 #include "app/gui/code_editor.hpp"
 #include "app/gui/config_editor_page.hpp"
 #include "app/gui/estimator_page.hpp"
+#include "app/gui/hostfile_editor.hpp"
 #include "app/gui/launch_page.hpp"
 #include "app/gui/main_window.hpp"
+#include "app/gui/preflight_panel.hpp"
 #include "app/gui/profile_view.hpp"
 #include "app/gui/sessions_page.hpp"
 #include "sessions/session_reader.hpp"
@@ -160,6 +169,57 @@ bool shoot_runs(MainWindow& window, const QString& out) {
   return save_page(window, "Sessions & Compare", out + "/profile_cpu.png") && ok;
 }
 
+// Scrolls the form so that `widget` shows.
+void scroll_to(QWidget* widget) {
+  for (QWidget* w = widget->parentWidget(); w; w = w->parentWidget())
+    if (auto* area = qobject_cast<QScrollArea*>(w)) return area->ensureWidgetVisible(widget, 0, 40);
+}
+
+// "These hosts" and its preflight table (hosts no resolver knows: ssh fails at once, and honestly).
+bool shoot_hosts(MainWindow& window, const QString& dir, const QString& out) {
+  auto* launch = window.findChild<LaunchPage*>();
+  window.showPage("Launch & Watch");
+  launch->setOwnCommand(false);
+  launch->setWhere(2);
+  const QString hostfile = dir + "/hostfile";
+  QString error;
+  if (!save_text_atomically(hostfile, "# two workers of the lab\nworker-0.invalid slots=2\nworker-1.invalid slots=2\n", &error))
+    return qWarning("%s", qPrintable(error)), false;
+  launch->hostfileEditor()->openFile(hostfile);
+  QSignalSpy finished(launch->preflight(), &PreflightPanel::finished);
+  launch->preflight()->run();
+  if (!finished.wait(60000)) return qWarning("the preflight did not end"), false;
+  scroll_to(launch->preflight()->button());
+  return save_page(window, "Launch & Watch", out + "/launch_hosts.png");
+}
+
+// "Your own command": a stand-in DeepSpeed command followed live to its end.
+bool shoot_own_command(MainWindow& window, const QString& source, const QString& dir, const QString& out) {
+  auto* launch = window.findChild<LaunchPage*>();
+  const QString config = dir + "/ds_config.json";
+  if (!write_file(config, R"({"train_batch_size": 16, "train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 2})"))
+    return false;
+  WatchSpec w;
+  w.command = {"python3", (source + "/tests/gui/fake_deepspeed.py").toStdString(), "--deepspeed_config",
+               config.toStdString(), "--steps", "60", "--interval", "0.05"};
+  w.session_file = (dir + "/watched.db").toStdString();
+  w.name = "my deepspeed run";
+  launch->setOwnCommand(true);
+  launch->setWatchSpec(w);
+  QSignalSpy finished(launch, &LaunchPage::runFinished);
+  launch->start();
+  if (!finished.wait(120000) || finished.first().first().toInt() != 0)
+    return qWarning("the watched command failed: %s", qPrintable(launch->banner()->text())), false;
+  QTest::qWait(1500);  // the poller's last reads
+  return save_page(window, "Launch & Watch", out + "/launch_command.png");
+}
+
+bool shoot_launch_modes(MainWindow& window, const QString& source, const QString& out) {
+  QTemporaryDir dir;
+  const bool hosts = shoot_hosts(window, dir.path(), out);
+  return shoot_own_command(window, source, dir.path(), out) && hosts;
+}
+
 int shoot_every_page(const QString& source, const QString& out) {
   QDir().mkpath(out);
   MainWindow window;
@@ -170,6 +230,7 @@ int shoot_every_page(const QString& source, const QString& out) {
   bool ok = save_page(window, "Estimator", out + "/estimator.png");
   ok = save_page(window, "Config Editor", out + "/config_editor.png") && ok;
   ok = shoot_runs(window, out) && ok;
+  ok = shoot_launch_modes(window, source, out) && ok;
   return ok ? 0 : 1;
 }
 
@@ -258,6 +319,7 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription("Renders the workbench's pages into PNG files (offscreen)");
   parser.addHelpOption();
   parser.addOption({"profile", "the session file whose profile view to render", "FILE"});
+  parser.addOption({"launch-modes", "only Launch & Watch across hosts and with your own command"});
   parser.addOption({"compare", "the session file whose sessions (--run, twice or more) to compare", "FILE"});
   // Not --session: QApplication takes -session/--session for X11 session management.
   parser.addOption({"run", "a session of the file (id, uid prefix or name); --profile: default the newest", "SELECTOR"});
@@ -277,6 +339,13 @@ int main(int argc, char** argv) {
     qWarning("usage: shardscope-gui-screenshots SOURCE_DIR OUTPUT_DIR | --profile FILE [--run S] [--pane P] --output PNG"
              " | --compare FILE --run S1 --run S2 [...] [--tab T] --output PNG");
     return 2;
+  }
+  if (parser.isSet("launch-modes")) {
+    MainWindow window;
+    window.resize(kShotSize);
+    window.show();
+    QDir().mkpath(parser.positionalArguments()[1]);
+    return shoot_launch_modes(window, parser.positionalArguments()[0], parser.positionalArguments()[1]) ? 0 : 1;
   }
   return shoot_every_page(parser.positionalArguments()[0], parser.positionalArguments()[1]);
 }

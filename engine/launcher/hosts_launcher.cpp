@@ -145,7 +145,9 @@ void HostsLauncher::connect_all() {
 std::string HostsLauncher::master_address() {
   if (!request_.launch.master_addr.empty()) return request_.launch.master_addr;
   const Node& first = nodes_.front();
-  const auto addresses = first.hello.value("addresses", std::vector<std::string>{});
+  // An unreachable first host (the preflight goes on without it) said no hello at all.
+  const auto addresses =
+      first.hello.is_object() ? first.hello.value("addresses", std::vector<std::string>{}) : std::vector<std::string>{};
   if (addresses.empty())
     throw LaunchError(LaunchError::Kind::kUsage,
                       "Unable to detect suitable master address via `hostname -I`, please manually specify one via "

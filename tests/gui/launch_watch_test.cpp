@@ -1,0 +1,151 @@
+// "Your own command" on the Launch & Watch page: a real child command (tests/gui/fake_deepspeed.py,
+// which writes csv_monitor files as DeepSpeed's csvMonitor does) run under `shardscope watch`; the
+// live curves hold exactly what it wrote, the user's config stays as it was, the session is in
+// the file, and Stop ends watch, the command and the command's own child.
+
+#include <QFile>
+#include <QLabel>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "app/gui/cli_locator.hpp"
+#include "app/gui/launch_page.hpp"
+#include "app/gui/launch_runner.hpp"
+#include "app/gui/launch_spec.hpp"
+#include "app/gui/live_plots.hpp"
+#include "app/gui/rank_console.hpp"
+#include "sessions/session_reader.hpp"
+#include "sessions/store.hpp"
+#include "tests/process_helpers.hpp"
+
+using namespace shardscope::gui;
+namespace ss = shardscope::sessions;
+
+namespace {
+
+constexpr const char* kConfig = R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 8})";
+
+bool gone(qint64 pid) { return shardscope::test::process_gone(static_cast<pid_t>(pid), std::chrono::milliseconds(3000)); }
+
+}  // namespace
+
+class LaunchWatchTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  QString python_, config_;
+
+  WatchSpec fakeRun(const QString& session, const QStringList& extra) const {
+    WatchSpec w;
+    w.command = {python_.toStdString(), SHARDSCOPE_SOURCE_DIR "/tests/gui/fake_deepspeed.py", "--deepspeed_config",
+                 config_.toStdString()};
+    for (const QString& a : extra) w.command.push_back(a.toStdString());
+    w.session_file = session.toStdString();
+    w.name = "watched";
+    w.working_dir = dir_.path().toStdString();
+    return w;
+  }
+
+ private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("ShardScopeLaunchWatchTest");
+    QSettings().clear();
+    qputenv("SHARDSCOPE_CLI", SHARDSCOPE_CLI_PATH);
+    QVERIFY(dir_.isValid());
+    python_ = QStandardPaths::findExecutable("python3");
+    if (python_.isEmpty()) QSKIP("no python3 on PATH for the stand-in DeepSpeed command");
+    config_ = dir_.filePath("ds.json");
+    QFile file(config_);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(kConfig);
+  }
+
+  void watchArguments() {
+    WatchSpec w;
+    w.command = split_shell_words("deepspeed train.py --deepspeed --deepspeed_config 'my ds.json'");
+    w.session_file = "/s/w.db";
+    w.name = "mine";
+    QCOMPARE(watch_arguments(w), (std::vector<std::string>{"watch", "--db", "/s/w.db", "--name", "mine", "--grace", "5", "--",
+                                                          "deepspeed", "train.py", "--deepspeed", "--deepspeed_config",
+                                                          "my ds.json"}));
+    LaunchPage page;
+    page.setOwnCommand(true);
+    page.setWatchSpec(w);
+    QCOMPARE(page.watchSpec().command, w.command);
+    QVERIFY2(page.cliTwin()->text().startsWith("shardscope watch --db /s/w.db --name mine --grace 5 -- deepspeed"),
+             qPrintable(page.cliTwin()->text()));
+    QVERIFY(page.cliTwin()->text().contains("'my ds.json'"));
+    w.command.clear();
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, watch_arguments(w));
+    page.setWatchSpec(w);
+    page.start();
+    QVERIFY(!page.isRunning());
+    QVERIFY2(page.banner()->text().contains("Command: give the command"), qPrintable(page.banner()->text()));
+  }
+
+  void curvesFollowTheCommandsCsvMonitor() {
+    const QString session = dir_.filePath("watch.db");
+    LaunchPage page;
+    page.setOwnCommand(true);
+    page.setWatchSpec(fakeRun(session, {"--steps", "6", "--interval", "0.3"}));
+    QSignalSpy finished(&page, &LaunchPage::runFinished);
+    page.start();
+    QVERIFY2(page.isRunning(), qPrintable(page.banner()->text()));
+    QTRY_VERIFY_WITH_TIMEOUT(page.plots()->pointCount("loss", 0) >= 2, 30000);  // live, before the end
+    QVERIFY(page.isRunning());
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.first().first().toInt(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(page.plots()->pointCount("loss", 0), 6, 10000);
+    QVERIFY2(page.banner()->text().contains("Completed"), qPrintable(page.banner()->text()));
+    QCPGraph* loss = page.plots()->chart("loss")->graph(0);
+    for (int i = 0; i < 6; ++i) {
+      QCOMPARE(loss->data()->at(i)->key, double(i + 1));  // samples / train_batch_size
+      QCOMPARE(loss->data()->at(i)->value, 6.0 / (i + 1));
+    }
+    QCOMPARE(page.plots()->pointCount("lr", 0), 6);
+    QTRY_COMPARE_WITH_TIMEOUT(page.progress()->value(), 6, 5000);  // the bar ends at the steps the command made
+    QCOMPARE(page.progress()->maximum(), 6);
+    // The command's output reached the console; the user's config is untouched; the session is there.
+    bool printed = false;
+    for (int r = 0; r < page.console()->model()->rowCount(); ++r)
+      printed = printed || page.console()->model()->index(r).data().toString().contains("fake deepspeed: step 6");
+    QVERIFY(printed);
+    QFile file(config_);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), QByteArray(kConfig));
+    ss::Store store = ss::Store::open(session.toStdString(), {});
+    const auto id = ss::find_session(store, page.sessionUid().toStdString());
+    QCOMPARE(static_cast<int>(ss::load_steps(store, id, 0).size()), 6);
+  }
+
+  void stopEndsTheWholeTree() {
+    const QString pid_file = dir_.filePath("fake.pids");
+    LaunchPage page;
+    page.setOwnCommand(true);
+    page.setWatchSpec(fakeRun(dir_.filePath("stopped.db"), {"--steps", "0", "--interval", "0.2", "--pid-file", pid_file}));
+    QSignalSpy finished(&page, &LaunchPage::runFinished);
+    page.start();
+    QVERIFY(page.isRunning());
+    const qint64 watch = page.runner()->launcherPid();
+    QTRY_VERIFY_WITH_TIMEOUT(page.plots()->lastStep() >= 2, 30000);
+    QFile pids(pid_file);
+    QVERIFY(pids.open(QIODevice::ReadOnly));
+    const QList<QByteArray> both = pids.readAll().trimmed().split(' ');
+    QCOMPARE(both.size(), 2);
+    page.stop();
+    QVERIFY(finished.wait(30000));
+    QVERIFY(finished.first().first().toInt() != 0);
+    QVERIFY(gone(watch));
+    QVERIFY2(gone(both[0].toLongLong()), "the command is still running");
+    QVERIFY2(gone(both[1].toLongLong()), "the command's child is still running");
+    QVERIFY2(page.banner()->text().contains("Stopped"), qPrintable(page.banner()->text()));
+  }
+};
+
+QTEST_MAIN(LaunchWatchTest)
+#include "launch_watch_test.moc"
