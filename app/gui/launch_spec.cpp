@@ -34,11 +34,19 @@ bool contains_word(const std::string& text, const char* word) {
   return lower.find(word) != std::string::npos;
 }
 
+// "error" or a class named like one ("RuntimeError", "NCCLError"), not "errors": a summary's
+// "warnings / errors 0 / 0" reports a count, it is not one. The same for "warning".
+std::regex word_ending_in(const char* what) {
+  return std::regex(std::string("(^|[^a-z])[a-z]*") + what + "([^a-z]|$)", std::regex::icase | std::regex::optimize);
+}
+
 LineLevel level_of(const std::string& text, bool from_stderr) {
-  if (contains_word(text, "error") || contains_word(text, "traceback") || contains_word(text, "first rank to fail") ||
-      contains_word(text, "terminate called") || contains_word(text, "exception"))
+  static const std::regex error = word_ending_in("error"), exception = word_ending_in("exception"),
+                          warning = word_ending_in("warning");
+  if (std::regex_search(text, error) || contains_word(text, "traceback") || contains_word(text, "first rank to fail") ||
+      contains_word(text, "terminate called") || std::regex_search(text, exception))
     return LineLevel::kError;
-  if (contains_word(text, "warning") || contains_word(text, "overflow") || contains_word(text, "interrupted"))
+  if (std::regex_search(text, warning) || contains_word(text, "overflow") || contains_word(text, "interrupted"))
     return LineLevel::kWarning;
   if (contains_word(text, "debug")) return LineLevel::kDebug;
   (void)from_stderr;  // ranks print progress on stderr too: the stream alone says nothing about severity

@@ -82,7 +82,11 @@ void LivePlots::clear() {
 
 void LivePlots::addPoint(const std::string& metric, int rank, double step, double value) {
   for (auto& [name, plot] : charts_)
-    if (name == metric) rank_graph(plot, rank)->addData(step, value * metric_scale(metric));
+    if (name == metric) {
+      QCPGraph* graph = rank_graph(plot, rank);
+      graph->data()->remove(step);  // a step read again replaces its point
+      graph->addData(step, value * metric_scale(metric));
+    }
 }
 
 void LivePlots::append(const LiveUpdate& update) {

@@ -9,8 +9,8 @@
 //   shardscope-gui-screenshots --launch-modes SOURCE_DIR OUTPUT_DIR
 //       only Launch & Watch's two other modes (also part of every page): "these hosts" with a
 //       hostfile of two hosts no resolver knows and the real preflight's table of them, and "your
-//       own command" with tests/gui/fake_deepspeed.py (csv_monitor files as DeepSpeed writes them)
-//       run to its end under `shardscope watch`.
+//       own command" with a real DeepSpeed run (tests/sessions/deepspeed/train_tiny.py on 2 CPU
+//       ranks, DeepSpeed from $SHARDSCOPE_VENV) followed to its end under `shardscope watch`.
 //   shardscope-gui-screenshots --profile SESSION_FILE [--run SELECTOR] [--pane TITLE] --output FILE.png
 //       the profile view of one recorded session (the newest, or SELECTOR: id, uid prefix, name),
 //       e.g. a session brought back from a GPU machine, with the analyses pane TITLE in front
@@ -193,22 +193,37 @@ bool shoot_hosts(MainWindow& window, const QString& dir, const QString& out) {
   return save_page(window, "Launch & Watch", out + "/launch_hosts.png");
 }
 
-// "Your own command": a stand-in DeepSpeed command followed live to its end.
+// A real DeepSpeed run for "your own command": the interop tests' tiny ZeRO-2 training on 2 CPU
+// ranks (gloo), started by DeepSpeed's own launcher from the venv scripts/install_deps.sh fills.
+std::optional<WatchSpec> deepspeed_command(const QString& source, const QString& dir) {
+  const QString venv = qEnvironmentVariable("SHARDSCOPE_VENV", QDir::homePath() + "/.cache/shardscope/venv");
+  const QString config = dir + "/ds_config.json";
+  if (!QFile::exists(venv + "/bin/deepspeed") ||
+      !QFile::copy(source + "/tests/sessions/deepspeed/ds_config.json", config))
+    return std::nullopt;
+  qputenv("DS_ACCELERATOR", "cpu");
+  qputenv("OMP_NUM_THREADS", "1");
+  qputenv("PATH", (venv + "/bin:").toUtf8() + qgetenv("PATH"));
+  WatchSpec w;
+  w.command = {(venv + "/bin/deepspeed").toStdString(), "--num_gpus", "2", "--master_port", "29561",
+               (source + "/tests/sessions/deepspeed/train_tiny.py").toStdString(), "--deepspeed",
+               "--deepspeed_config", config.toStdString(), "--steps", "40"};
+  w.working_dir = dir.toStdString();
+  return w;
+}
+
+// "Your own command": a real DeepSpeed run followed live to its end.
 bool shoot_own_command(MainWindow& window, const QString& source, const QString& dir, const QString& out) {
   auto* launch = window.findChild<LaunchPage*>();
-  const QString config = dir + "/ds_config.json";
-  if (!write_file(config, R"({"train_batch_size": 16, "train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 2})"))
-    return false;
-  WatchSpec w;
-  w.command = {"python3", (source + "/tests/gui/fake_deepspeed.py").toStdString(), "--deepspeed_config",
-               config.toStdString(), "--steps", "60", "--interval", "0.05"};
-  w.session_file = (dir + "/watched.db").toStdString();
-  w.name = "my deepspeed run";
+  std::optional<WatchSpec> w = deepspeed_command(source, dir);
+  if (!w) return qWarning("no DeepSpeed in the venv ($SHARDSCOPE_VENV/bin/deepspeed): run scripts/install_deps.sh"), false;
+  w->session_file = (dir + "/watched.db").toStdString();
+  w->name = "deepspeed zero2 cpu";
   launch->setOwnCommand(true);
-  launch->setWatchSpec(w);
+  launch->setWatchSpec(*w);
   QSignalSpy finished(launch, &LaunchPage::runFinished);
   launch->start();
-  if (!finished.wait(120000) || finished.first().first().toInt() != 0)
+  if (!finished.wait(300000) || finished.first().first().toInt() != 0)
     return qWarning("the watched command failed: %s", qPrintable(launch->banner()->text())), false;
   QTest::qWait(1500);  // the poller's last reads
   return save_page(window, "Launch & Watch", out + "/launch_command.png");

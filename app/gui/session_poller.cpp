@@ -12,6 +12,11 @@ namespace shardscope::gui {
 
 namespace ss = shardscope::sessions;
 
+// A step's row can gain columns after it was first read: a watched DeepSpeed run's series come
+// file by file (lr in engine.step(), the script's own loss after it), so the follower rewrites a
+// step when its next file is read. The last kRereadSteps steps of each rank are read again.
+constexpr std::int64_t kRereadSteps = 64;
+
 LiveUpdate poll_session(const std::string& file, const std::string& uid, const LiveCursor& cursor) {
   LiveUpdate out;
   try {
@@ -22,7 +27,8 @@ LiveUpdate poll_session(const std::string& file, const std::string& uid, const L
     out.session_id = cursor.session_id ? cursor.session_id : ss::find_session(store, uid);
     for (int rank : ss::load_step_ranks(store, out.session_id)) {
       const auto it = cursor.last_step.find(rank);
-      auto rows = ss::load_steps_after(store, out.session_id, rank, it == cursor.last_step.end() ? INT64_MIN : it->second);
+      const std::int64_t after = it == cursor.last_step.end() ? INT64_MIN : it->second - kRereadSteps;
+      auto rows = ss::load_steps_after(store, out.session_id, rank, after);
       out.steps.insert(out.steps.end(), rows.begin(), rows.end());
     }
     out.timers = ss::load_timer_breakdowns_after(store, out.session_id, cursor.timers_after);
@@ -91,12 +97,13 @@ void SessionPoller::tick() {
 
 void SessionPoller::onResult() {
   const LiveUpdate update = watcher_->result();
+  const auto last_before = cursor_.last_step;
   advance_cursor(cursor_, update);
   emit updated(update);
   if (final_pending_) {
     final_pending_ = false;
     // The run has ended: one more read picks up the rows committed in its last moments.
-    if (!update.steps.empty()) finish();
+    if (cursor_.last_step != last_before) finish();
   }
 }
 

@@ -27,7 +27,7 @@ struct LiveCursor {
 
 struct LiveUpdate {
   std::int64_t session_id = 0;
-  std::vector<sessions::StepMetrics> steps;        ///< new rows, by rank then step
+  std::vector<sessions::StepMetrics> steps;        ///< new rows and the last ones again, by rank then step
   std::vector<sessions::TimerBreakdown> timers;    ///< steps after cursor.timers_after (replace older copies)
   std::optional<sessions::SessionInfo> info;
   std::vector<sessions::RankDetail> ranks;         ///< filled once the session has ended

@@ -126,6 +126,13 @@ class LaunchPageTest : public QObject {
     QCOMPARE(line.rank, 3);
     QCOMPARE(line.text, std::string("shardscope: error: bad file"));
     QCOMPARE(line.level, LineLevel::kError);
+    // Words, not substrings: a summary's counts are not errors; Python's exception classes are.
+    QCOMPARE(parse_console_line("log warnings / errors        0 / 0", false, 0).level, LineLevel::kInfo);
+    QCOMPARE(parse_console_line("RuntimeError: NCCL communicator was aborted", false, 0).level, LineLevel::kError);
+    QCOMPARE(parse_console_line("[2026-12-01 16:00:00] [ERROR] rank 1 died", false, 0).level, LineLevel::kError);
+    QCOMPARE(parse_console_line("KeyboardInterrupt exception in rank 0", false, 0).level, LineLevel::kError);
+    QCOMPARE(parse_console_line("UserWarning: torch.cuda.amp is deprecated", false, 0).level, LineLevel::kWarning);
+    QCOMPARE(parse_console_line("[WARNING] [config.py:733] gradient_clipping", false, 0).level, LineLevel::kWarning);
     QCOMPARE(parse_console_line("shardscope launch: starting", false, 0).rank, -1);
     QCOMPARE(parse_console_line("step 5 loss 3.2", false, 0).rank, 0);  // one rank: no prefix
     LaunchFacts facts;

@@ -19,8 +19,11 @@
 #include "app/gui/launch_spec.hpp"
 #include "app/gui/live_plots.hpp"
 #include "app/gui/rank_console.hpp"
+#include "app/gui/session_poller.hpp"
 #include "sessions/session_reader.hpp"
+#include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
+#include "tests/gui/session_test_data.hpp"
 #include "tests/process_helpers.hpp"
 
 using namespace shardscope::gui;
@@ -121,6 +124,37 @@ class LaunchWatchTest : public QObject {
     ss::Store store = ss::Store::open(session.toStdString(), {});
     const auto id = ss::find_session(store, page.sessionUid().toStdString());
     QCOMPARE(static_cast<int>(ss::load_steps(store, id, 0).size()), 6);
+  }
+
+  // A watched run's step row gains its loss after it was first read (lr comes in engine.step(),
+  // the script's loss after it): the next poll reads the row again and the curve gets the point.
+  void aStepReadAgainGetsTheLossItGainedSince() {
+    const QString path = dir_.filePath("late_loss.db");
+    const auto uids = testing::write_sessions(path, {testing::RunSpec{"late", 1, 12, 10, 2}});
+    {
+      ss::SqliteDb db(path.toStdString(), false, false);
+      db.exec("UPDATE steps SET loss = NULL WHERE step > 4");  // read before the loss file was
+    }
+    LiveCursor cursor;
+    LivePlots plots;
+    LiveUpdate first = poll_session(path.toStdString(), uids[0], cursor);
+    advance_cursor(cursor, first);
+    plots.append(first);
+    QCOMPARE(plots.pointCount("loss", 0), 4);
+    QCOMPARE(plots.pointCount("lr", 0), 12);
+    {
+      ss::SqliteDb db(path.toStdString(), false, false);
+      db.exec("UPDATE steps SET loss = 100.0 / step WHERE step > 4");  // the follower's rewrite
+    }
+    LiveUpdate second = poll_session(path.toStdString(), uids[0], cursor);
+    advance_cursor(cursor, second);
+    plots.append(second);
+    QCOMPARE(plots.pointCount("loss", 0), 12);
+    QCOMPARE(plots.pointCount("lr", 0), 12);  // read again, not added twice
+    QCPGraph* loss = plots.chart("loss")->graph(0);
+    QCOMPARE(loss->data()->at(11)->key, 12.0);
+    QCOMPARE(loss->data()->at(11)->value, 100.0 / 12);
+    QCOMPARE(cursor.last_step.at(0), std::int64_t{12});
   }
 
   void stopEndsTheWholeTree() {

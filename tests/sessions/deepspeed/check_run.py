@@ -60,6 +60,10 @@ def compare_with_csv(session, series, samples_per_step, label):
     check(len(lr_csv) == 6, f"{label}: DeepSpeed wrote 6 lr values (got {len(lr_csv)})")
     check(all(lr.get((x // samples_per_step, 0)) == v for x, v in lr_csv.items()),
           f"{label}: lr per step equals Train_Samples_lr.csv exactly")
+    loss = by_step(session, "steps", "loss")
+    loss_csv = series.get("Train_Samples_train_loss", {})
+    check(len(loss_csv) == 6 and all(loss.get((x // samples_per_step, 0)) == v for x, v in loss_csv.items()),
+          f"{label}: loss per step equals Train_Samples_train_loss.csv exactly ({len(loss_csv)} values)")
     step_time = by_step(session, "steps", "step_time_ms")
     parts = [series.get(f"Train_Samples_elapsed_time_ms_{t}", {}) for t in ("forward", "backward", "step")]
     check(parts[0] and all(step_time.get((x // samples_per_step, 0)) == parts[0][x] + parts[1][x] + parts[2][x]

@@ -42,8 +42,12 @@ def main():
         loss = torch.nn.functional.mse_loss(engine(x), x.sum(dim=1, keepdim=True))
         engine.backward(loss)
         engine.step()
-        if profiler and engine.is_gradient_accumulation_boundary():
-            profiler.step()
+        if engine.is_gradient_accumulation_boundary():
+            # DeepSpeed's engine writes no loss to its monitors (its pipeline engine does, under
+            # this name); a training script logs its own through the monitor API, as here.
+            engine.monitor.write_events([("Train/Samples/train_loss", loss.item(), engine.global_samples)])
+            if profiler:
+                profiler.step()
     if profiler:
         profiler.stop()
     dist.log_summary()
