@@ -173,7 +173,8 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
                    .arg(preformatted(QString::fromStdString(facts.failure))),
                true);
   } else if (stopped) {
-    showBanner(tr("<b>Stopped</b> after %1 s at step %2; every rank was ended.").arg(elapsed).arg(plots_->lastStep()),
+    const QString where = plots_->lastStep() >= 0 ? tr("at step %1").arg(plots_->lastStep()) : tr("before its first step");
+    showBanner(tr("<b>Stopped</b> after %1 s %2; every rank was ended.").arg(elapsed, where),
                false);
   } else {
     // No rank was named: the launcher itself refused (bad flag, config error); its last lines say why.

@@ -69,11 +69,13 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
 }
 
 void LivePlots::clear() {
-  for (auto& [name, plot] : charts_) {
-    plot->clearGraphs();
+  for (QCustomPlot* plot : allPlots()) {  // a new run starts from empty axes, not the last run's
+    plot->clearPlottables();
+    plot->xAxis->setRange(0, 5);
+    plot->yAxis->setRange(0, 5);
     plot->replot();
   }
-  breakdown_->clearPlottables();
+  breakdown_->legend->setVisible(false);  // no empty legend box before the first step
   breakdown_->replot();
   timers_.clear();
   step_ms_.clear();
@@ -150,11 +152,15 @@ std::map<std::string, double> LivePlots::breakdownAt(std::int64_t step) const {
   return out;
 }
 
-void LivePlots::rescale() {
+std::vector<QCustomPlot*> LivePlots::allPlots() const {
   std::vector<QCustomPlot*> plots;
-  for (auto& [name, plot] : charts_) plots.push_back(plot);
+  for (const auto& [name, plot] : charts_) plots.push_back(plot);
   plots.push_back(breakdown_);
-  for (QCustomPlot* plot : plots) {
+  return plots;
+}
+
+void LivePlots::rescale() {
+  for (QCustomPlot* plot : allPlots()) {
     if (follow_ && plot->plottableCount() > 0) {
       plot->xAxis->rescale();
       if (window_ > 0 && last_step_ > window_) plot->xAxis->setRange(double(last_step_ - window_), double(last_step_) + 0.5);

@@ -45,6 +45,7 @@ class LivePlots : public QWidget {
   void addPoint(const std::string& metric, int rank, double step, double value);
   void redrawBreakdown();
   void rescale();
+  std::vector<QCustomPlot*> allPlots() const;  ///< the metric charts, then the breakdown
 
   std::vector<std::pair<std::string, QCustomPlot*>> charts_;
   QCustomPlot* breakdown_ = nullptr;
