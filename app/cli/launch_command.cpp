@@ -108,6 +108,10 @@ launcher::LaunchFlags make_flags(const ParsedArgs& p, const CommandArgs& args) {
 
 int run_preflight(const launcher::LaunchFlags& flags, bool json) {
   const launcher::RoutedLaunch routed = launcher::route_launch(flags);
+  if (!routed.hosts && ::access(flags.hostfile.c_str(), F_OK) == 0)
+    throw UsageError("--preflight checks other hosts, but " + flags.hostfile +
+                     " selects only this machine, which a launch runs locally as DeepSpeed's runner does; "
+                     "`shardscope report` checks this machine");
   if (!routed.hosts)
     throw UsageError("--preflight checks the hosts of a hostfile: give --hostfile FILE (" + flags.hostfile +
                      " does not exist)");

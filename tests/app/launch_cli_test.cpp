@@ -89,6 +89,17 @@ TEST_F(LaunchCli, OneCpuRankTrainsIntoACompletedSession) {
   EXPECT_TRUE(summary_logged) << "the rank's stdout reaches the session through the launcher";
 }
 
+TEST_F(LaunchCli, PreflightOfAHostfileOfThisMachineAloneSaysSo) {
+  std::ofstream(temp_.file("local_hosts")) << "localhost slots=1\n";
+  auto r = run_cli({"launch", "--preflight", "--hostfile", temp_.file("local_hosts")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, temp_.file("local_hosts") + " selects only this machine")) << r.err;
+  EXPECT_TRUE(contains(r.err, "shardscope report")) << r.err;
+  r = run_cli({"launch", "--preflight", "--hostfile", temp_.file("no_such_hostfile")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, temp_.file("no_such_hostfile") + " does not exist")) << r.err;
+}
+
 TEST_F(LaunchCli, RankZeroLinesAreRecordedOnce) {
   const auto r = run_cli(launch({"--num_procs", "1", "--session", db()}, 2));
   ASSERT_EQ(r.exit_code, 0) << r.err;
