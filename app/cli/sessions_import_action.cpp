@@ -8,7 +8,6 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "sessions/import/deepspeed_import.hpp"
-#include "sessions/store.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -73,10 +72,7 @@ int run_sessions_import(const CommandArgs& args) {
     options.samples_per_step = *n;
   }
   options.trace_step_offset = parsed.integer("trace-step-offset").value_or(1);
-  StoreOpenOptions open;
-  open.create_if_missing = true;
-  Store store = Store::open(*db, open);
-  const DeepSpeedImportResult result = import_deepspeed_run(store, sources_of(parsed), options);
+  const DeepSpeedImportResult result = import_deepspeed_run_into(*db, sources_of(parsed), options);
   if (parsed.has("json")) {
     std::cout << result_to_json(result).dump(2) << "\n";
     return kExitOk;

@@ -1,29 +1,17 @@
 #include "app/gui/session_import.hpp"
 
-#include <filesystem>
+#include <stdexcept>
 
 #include "sessions/import/deepspeed_import.hpp"
-#include "sessions/store.hpp"
 
 namespace shardscope::gui {
 namespace {
 
-namespace fs = std::filesystem;
 namespace ss = shardscope::sessions;
-
-// A session file this import created and then wrote nothing into goes again, with SQLite's
-// side files, so a failed import leaves the disk as it was.
-void remove_created_store(const std::string& path) {
-  std::error_code ignored;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ignored);
-}
 
 ImportOutcome import_into(const ImportRequest& request, const ss::DeepSpeedImportOptions& options) {
   ImportOutcome outcome;
-  ss::StoreOpenOptions open;
-  open.create_if_missing = true;
-  ss::Store store = ss::Store::open(request.session_file, open);
-  outcome.result = ss::import_deepspeed_run(store, request.sources, options);
+  outcome.result = ss::import_deepspeed_run_into(request.session_file, request.sources, options);  // a new file goes on failure
   outcome.ok = true;
   return outcome;
 }
@@ -38,8 +26,6 @@ ImportOutcome run_import(const ImportRequest& request, const std::function<void(
   options.samples_per_step = request.samples_per_step;
   options.progress = progress;
   options.cancel = cancel;
-  std::error_code ignored;
-  const bool existed = fs::exists(request.session_file, ignored);
   ImportOutcome failed;
   try {
     if (request.session_file.empty()) throw std::invalid_argument("choose the session file to import into");
@@ -50,7 +36,6 @@ ImportOutcome run_import(const ImportRequest& request, const std::function<void(
   } catch (const std::exception& e) {
     failed.error = e.what();
   }
-  if (!existed && !request.session_file.empty()) remove_created_store(request.session_file);
   return failed;
 }
 

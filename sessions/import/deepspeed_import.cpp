@@ -239,4 +239,20 @@ std::string import_result_text(const DeepSpeedImportResult& r) {
   return text;
 }
 
+DeepSpeedImportResult import_deepspeed_run_into(const std::string& path, const DeepSpeedImportSources& sources,
+                                                const DeepSpeedImportOptions& options) {
+  std::error_code ignored;
+  const bool existed = std::filesystem::exists(path, ignored);
+  try {
+    StoreOpenOptions open;
+    open.create_if_missing = true;
+    Store store = Store::open(path, open);
+    return import_deepspeed_run(store, sources, options);
+  } catch (...) {
+    if (!existed)
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ignored);
+    throw;
+  }
+}
+
 }  // namespace shardscope::sessions

@@ -70,4 +70,9 @@ struct ImportCancelled {};
 DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSources& sources,
                                            const DeepSpeedImportOptions& options = {});
 
+/// The same into the session file `path`, created if missing; when the import fails a file it
+/// created goes again (with SQLite's side files), so the disk is as it was. Throws as above.
+DeepSpeedImportResult import_deepspeed_run_into(const std::string& path, const DeepSpeedImportSources& sources,
+                                                const DeepSpeedImportOptions& options = {});
+
 }  // namespace shardscope::sessions

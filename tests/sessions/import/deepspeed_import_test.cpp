@@ -130,5 +130,22 @@ TEST(DeepSpeedImport, CancellingWritesNothingAndBadInputNamesTheFile) {
   testing::remove_store(db);
 }
 
+TEST(DeepSpeedImport, AFailedImportIntoANewFileLeavesNoFile) {
+  const auto db = testing::temp_path("import_new_fails");
+  DeepSpeedImportSources sources;
+  sources.csv_monitor_dir = "/nonexistent/csv";
+  EXPECT_THROW(import_deepspeed_run_into(db, sources), ImportError);
+  EXPECT_FALSE(fs::exists(db));
+  EXPECT_FALSE(fs::exists(db + "-wal"));
+  sources = {};
+  sources.log_files = {kLog};
+  EXPECT_EQ(import_deepspeed_run_into(db, sources).session_id, 1);  // a good one creates it
+  sources.csv_monitor_dir = "/nonexistent/csv";
+  EXPECT_THROW(import_deepspeed_run_into(db, sources), ImportError);
+  Store store = open_new(db);  // a file that was there stays, with what it held
+  EXPECT_EQ(list_sessions(store).size(), 1u);
+  testing::remove_store(db);
+}
+
 }  // namespace
 }  // namespace shardscope::sessions
