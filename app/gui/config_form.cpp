@@ -1,5 +1,7 @@
 #include "app/gui/config_form.hpp"
 
+#include <utility>
+
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -54,7 +56,8 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
       for (const auto& choice : field.choices) combo->addItem(QString::fromStdString(choice));
       combo->setEditable(field.kind == FormFieldKind::kChoice);
       connect(combo, &QComboBox::currentTextChanged, this, [this, combo, path, kind = field.kind](const QString& text) {
-        if (updating_ || text.startsWith(QLatin1String(kPrecisionConflict))) return;
+        if (updating_ || text.startsWith(QLatin1String(kPrecisionConflict)) || text.startsWith(QLatin1String(kPrecisionAuto)))
+          return;
         if (kind == FormFieldKind::kPrecision) {  // a chosen mode ends the conflict
           updating_ = true;
           showPrecision(combo, text);
@@ -96,18 +99,25 @@ void ConfigForm::setValues(const std::map<std::string, std::string>& values) {
 }
 
 void ConfigForm::showPrecision(QComboBox* combo, const QString& mode) {
-  // fp16 and bf16 both on is no mode DeepSpeed runs: show the conflict, not one of the two.
+  // fp16 and bf16 both on is no mode DeepSpeed runs: show the conflict, not one of the two. An
+  // "auto" flag is the Hugging Face Trainer's to fill: show that, not fp32.
   const QString conflict = QString::fromLatin1(kPrecisionConflict) + tr(" (conflict)");
-  const int index = combo->findText(conflict);
-  if (mode == QLatin1String(kPrecisionConflict)) {
-    if (index < 0) combo->addItem(conflict);
-    combo->setCurrentText(conflict);
-    combo->setStyleSheet("QComboBox { color: #b00020; }");
-    combo->setToolTip(tr("<b>fp16.enabled and bf16.enabled are both true</b><br>DeepSpeed refuses this: "
-                         "\"bfloat16 and fp16 modes cannot be simultaneously enabled\". Choose one."));
+  const QString trainer = QString::fromLatin1(kPrecisionAuto) + tr(" (the Trainer's --fp16 / --bf16)");
+  const bool is_conflict = mode == QLatin1String(kPrecisionConflict), is_auto = mode == QLatin1String(kPrecisionAuto);
+  for (const auto& [item, keep] : {std::pair{conflict, is_conflict}, std::pair{trainer, is_auto}})
+    if (const int index = combo->findText(item); index >= 0 && !keep) combo->removeItem(index);
+  if (is_conflict || is_auto) {
+    const QString& item = is_conflict ? conflict : trainer;
+    if (combo->findText(item) < 0) combo->addItem(item);
+    combo->setCurrentText(item);
+    combo->setStyleSheet(is_conflict ? "QComboBox { color: #b00020; }" : QString());
+    combo->setToolTip(is_conflict ? tr("<b>fp16.enabled and bf16.enabled are both true</b><br>DeepSpeed refuses this: "
+                                       "\"bfloat16 and fp16 modes cannot be simultaneously enabled\". Choose one.")
+                                  : tr("<b>fp16.enabled or bf16.enabled is \"auto\"</b><br>The Hugging Face Trainer "
+                                       "fills it from --fp16 / --bf16 (validate with the Trainer option to see how). "
+                                       "Choosing a mode here writes it."));
     return;
   }
-  if (index >= 0) combo->removeItem(index);
   combo->setCurrentText(mode);
   combo->setStyleSheet(QString());
   combo->setToolTip(precision_tooltip_);

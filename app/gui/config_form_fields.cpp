@@ -29,12 +29,19 @@ bool enabled(const configs::ConfigNode& root, const char* block) {
   return flag && flag->kind == configs::ConfigNode::Kind::kBool && flag->bool_value;
 }
 
-/// What the precision box shows: both blocks on is DeepSpeed's assertion, not a mode.
+bool left_to_the_trainer(const configs::ConfigNode& root, const char* block) {
+  const configs::ConfigNode* flag = find_path(root, std::string(block) + ".enabled");
+  return flag && flag->is_auto();
+}
+
+/// What the precision box shows: both blocks on is DeepSpeed's assertion, not a mode; "auto" is
+/// the Hugging Face Trainer's to fill.
 std::string precision_value(const configs::ConfigNode& root) {
   // DeepSpeed still reads the legacy "bfloat16" block as bf16.
   const bool bf16 = enabled(root, "bf16") || enabled(root, "bfloat16");
   const bool fp16 = enabled(root, "fp16");
   if (bf16 && fp16) return Json(kPrecisionConflict).dump();
+  if (left_to_the_trainer(root, "bf16") || left_to_the_trainer(root, "fp16")) return Json(kPrecisionAuto).dump();
   return bf16 ? "\"bf16\"" : fp16 ? "\"fp16\"" : "\"fp32\"";
 }
 

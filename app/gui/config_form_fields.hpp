@@ -31,6 +31,8 @@ struct FormField {
 /// The precision value when fp16.enabled and bf16.enabled are both true: DeepSpeed refuses it
 /// ("bfloat16 and fp16 modes cannot be simultaneously enabled"), so the form shows the conflict.
 inline constexpr const char* kPrecisionConflict = "fp16 + bf16";
+/// What the precision box shows when fp16.enabled or bf16.enabled is "auto" (the HF Trainer's).
+inline constexpr const char* kPrecisionAuto = "auto";
 
 /// The form's fields in display order.
 const std::vector<FormField>& config_form_fields();

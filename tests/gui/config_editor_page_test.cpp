@@ -119,6 +119,18 @@ class ConfigEditorPageTest : public QObject {
     QCOMPARE(precision->findText(QString(kPrecisionConflict) + " (conflict)"), -1);
   }
 
+  void aPrecisionLeftToTheTrainerShowsAsAuto() {
+    ConfigEditorPage page;
+    page.editor()->setPlainText("{\"bf16\": {\"enabled\": \"auto\"}}");
+    auto* precision = qobject_cast<QComboBox*>(page.form()->fieldWidget("precision"));
+    QVERIFY2(precision->currentText().startsWith("auto"), qPrintable(precision->currentText()));
+    QVERIFY(precision->toolTip().contains("Trainer"));
+    QCOMPARE(page.editor()->toPlainText(), QString("{\"bf16\": {\"enabled\": \"auto\"}}"));  // showing writes nothing
+    precision->setCurrentText("bf16");  // choosing a mode writes it, and the auto item goes away
+    QCOMPARE(page.editor()->toPlainText(), QString("{\"bf16\": {\"enabled\": true}}"));
+    QCOMPARE(precision->findText(QString(kPrecisionAuto) + " (the Trainer's --fp16 / --bf16)"), -1);
+  }
+
   void aSyntaxErrorSaysWhereNotJsonLibraryText() {
     ConfigEditorPage page;
     page.editor()->setPlainText("{\n  \"zero_optimization\": {\"stage\": 2\n  \"x\" 1\n}\n");
