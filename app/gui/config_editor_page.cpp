@@ -21,6 +21,7 @@
 #include "app/gui/config_form.hpp"
 #include "app/gui/config_form_fields.hpp"
 #include "app/gui/json_highlighter.hpp"
+#include "app/gui/wheel_guard.hpp"
 #include "configs/config_document.hpp"
 
 namespace shardscope::gui {
@@ -46,6 +47,7 @@ ConfigEditorPage::ConfigEditorPage(QWidget* parent) : QWidget(parent) {
 
   auto* form_scroll = new QScrollArea;
   form_scroll->setWidget(form_);
+  scroll_wheel_past_unfocused_fields(form_);
   form_scroll->setWidgetResizable(true);
   form_scroll->setMinimumWidth(300);
   auto* top = new QSplitter;

@@ -31,6 +31,7 @@
 #include "app/gui/estimator_chart.hpp"
 #include "app/gui/estimator_table_model.hpp"
 #include "app/gui/gui_export.hpp"
+#include "app/gui/wheel_guard.hpp"
 #include "estimator/byte_units.hpp"
 #include "estimator/estimate_report.hpp"
 #include "estimator/estimator_error.hpp"
@@ -57,6 +58,7 @@ EstimatorPage::EstimatorPage(QWidget* parent) : QWidget(parent) {
   auto* scroll = new QScrollArea;
   QWidget* inputs = buildInputs();
   scroll->setWidget(inputs);
+  scroll_wheel_past_unfocused_fields(inputs);
   scroll->setWidgetResizable(true);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   // Wide enough for the fields (nothing clipped), with room for the vertical scroll bar.

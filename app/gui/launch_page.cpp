@@ -27,6 +27,7 @@
 #include "app/gui/preflight_panel.hpp"
 #include "app/gui/rank_console.hpp"
 #include "app/gui/session_poller.hpp"
+#include "app/gui/wheel_guard.hpp"
 
 namespace shardscope::gui {
 
@@ -45,6 +46,7 @@ LaunchPage::LaunchPage(QWidget* parent) : QWidget(parent) {
   auto* splitter = new QSplitter(this);
   auto* scroll = new QScrollArea;
   scroll->setWidget(buildForm());
+  scroll_wheel_past_unfocused_fields(scroll->widget());
   scroll->setWidgetResizable(true);
   scroll->setMinimumWidth(300);
   splitter->addWidget(scroll);

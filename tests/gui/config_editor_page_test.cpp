@@ -3,6 +3,7 @@
 // accepts keeps the form usable, fp16 and bf16 both on show as the conflict they are, JSON edits
 // update the form, diagnostics point at the right lines and clicking one selects it, the world size
 // feeds the batch identity, save/diff work; plus an offscreen smoke test of every page.
+#include <QApplication>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QLabel>
@@ -13,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBlock>
+#include <QWheelEvent>
 
 #include <nlohmann/json.hpp>
 
@@ -117,6 +119,30 @@ class ConfigEditorPageTest : public QObject {
     precision->setCurrentText("bf16");
     QCOMPARE(page.editor()->toPlainText(), QString("{\"fp16\": {\"enabled\": false}, \"bf16\": {\"enabled\": true}}"));
     QCOMPARE(precision->findText(QString(kPrecisionConflict) + " (conflict)"), -1);
+  }
+
+  // Scrolling the form over a combo box does not change it; once clicked into, the wheel does.
+  void theWheelScrollsPastAnUnfocusedField() {
+    ConfigEditorPage page;
+    page.resize(1200, 700);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    page.editor()->setPlainText("{\"zero_optimization\": {\"stage\": 2}}");
+    auto* stage = qobject_cast<QComboBox*>(page.form()->fieldWidget("zero_optimization.stage"));
+    const QString before = page.editor()->toPlainText();
+    const auto wheel = [&] {
+      QWheelEvent event(QPointF(5, 5), stage->mapToGlobal(QPointF(5, 5)), QPoint(), QPoint(0, -120), Qt::NoButton,
+                        Qt::NoModifier, Qt::NoScrollPhase, false);
+      QApplication::sendEvent(stage, &event);
+    };
+    page.editor()->setFocus();
+    wheel();
+    QCOMPARE(page.editor()->toPlainText(), before);
+    QCOMPARE(stage->focusPolicy(), Qt::StrongFocus);
+    stage->setFocus();
+    QTRY_VERIFY(stage->hasFocus());
+    wheel();
+    QVERIFY2(page.editor()->toPlainText() != before, qPrintable(page.editor()->toPlainText()));
   }
 
   void aPrecisionLeftToTheTrainerShowsAsAuto() {
