@@ -86,8 +86,12 @@ void LivePlots::addPoint(const std::string& metric, int rank, double step, doubl
   for (auto& [name, plot] : charts_)
     if (name == metric) {
       QCPGraph* graph = rank_graph(plot, rank);
-      graph->data()->remove(step);  // a step read again replaces its point
-      graph->addData(step, value * metric_scale(metric));
+      const double scaled = value * metric_scale(metric);
+      const auto it = graph->data()->findBegin(step, false);
+      const bool known = it != graph->data()->constEnd() && it->key == step;
+      if (known && it->value == scaled) return;  // a step read again, unchanged
+      if (known) graph->data()->remove(step);    // read again with a new value: replace it
+      graph->addData(step, scaled);
     }
 }
 

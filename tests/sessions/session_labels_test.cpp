@@ -13,12 +13,6 @@
 namespace shardscope::sessions {
 namespace {
 
-Store fresh_store(const std::string& path) {
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  return Store::open(path, options);
-}
-
 std::vector<Event> launched_run(const std::string& name, const std::string& hidden) {
   RunStart start = testing::sample_run_start(name, 2, R"({"zero_optimization": {"stage": 2}})");
   start.command_line = {"shardscope", "launch", "--num_procs", "2", "--session", "runs.db", "--", "--config",
@@ -32,7 +26,7 @@ std::vector<Event> launched_run(const std::string& name, const std::string& hidd
 TEST(SessionLabels, RenameAndTagAreTransactionsOnTheStore) {
   const auto path = testing::temp_path("labels");
   {
-    Store store = fresh_store(path);
+    Store store = testing::create_store(path);
     StoreWriter(store).write("uid-labels-0001", launched_run("first", "64"));
     rename_session(store, 1, "gpt2 hidden 64");
     EXPECT_EQ(load_session(store, 1).info.name, "gpt2 hidden 64");
@@ -61,7 +55,7 @@ TEST(SessionLabels, RenameAndTagAreTransactionsOnTheStore) {
 TEST(SessionCompare, RunDiffShowsTheFlagsThatDiffer) {
   const auto path = testing::temp_path("rundiff");
   {
-    Store store = fresh_store(path);
+    Store store = testing::create_store(path);
     StoreWriter writer(store);
     writer.write("uid-run-00000a", launched_run("a", "64"));
     writer.write("uid-run-00000b", launched_run("b", "128"));
