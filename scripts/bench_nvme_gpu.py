@@ -164,7 +164,8 @@ def main():
                         "gas": chosen["gas"], "micro_batch": args.micro_batch, "seq_len": SEQ},
               "sizing": {"bandwidth_gbps": bandwidth, "free_gib": free / 2**30, **chosen},
               "rows": rows, "predictions": predictions, "ratio": ratio, "io_ratio": io_ratio, "aio": bench_io,
-              "too_big_shape": too_big, "host": platform.node()}
+              "too_big_shape": too_big, "host": platform.node(),
+              "provenance": bc.provenance(args.cli, 1, args.device)}
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     L, H, N = shape
