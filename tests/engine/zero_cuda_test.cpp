@@ -56,7 +56,7 @@ std::vector<double> train(Engine& engine, int steps) {
 class ZeroOnTwoGpus : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
 TEST_P(ZeroOnTwoGpus, MatchesOneGpuWithinHalfPrecisionTolerance) {
-  if (torch::cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << torch::cuda::device_count() << " visible";
+  if (torch::cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << int{torch::cuda::device_count()} << " visible";
   const auto [stage, precision] = GetParam();
   EngineOptions one_options;
   one_options.device = torch::Device(torch::kCUDA, 0);
@@ -81,7 +81,7 @@ TEST_P(ZeroOnTwoGpus, MatchesOneGpuWithinHalfPrecisionTolerance) {
 // offload_optimizer on 2 GPUs: the master and AdamW state in pinned host memory, stepped by the CPU
 // kernels, give the device run's losses, and the device holds less by about their size.
 TEST(ZeroOffloadOnTwoGpus, TracksTheDeviceRunAndFreesTheOptimizerStateFromTheDevice) {
-  if (torch::cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << torch::cuda::device_count() << " visible";
+  if (torch::cuda::device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << int{torch::cuda::device_count()} << " visible";
   const std::vector<std::pair<int, std::string>> cases = {
       {1, R"(, "offload_optimizer": {"device": "cpu"})"},
       {2, R"(, "offload_optimizer": {"device": "cpu"})"},
