@@ -34,6 +34,10 @@ int run_report_command(const CommandArgs& args);
 int run_estimate_command(const CommandArgs& args);
 int run_validate_command(const CommandArgs& args);
 int run_sessions_command(const CommandArgs& args);
+/// After a run: "<who>: <what> ended with exit code N; the session it recorded:" and the session's
+/// summary (`sessions show`) on stdout (closing_summary.cpp); returns what `sessions show` returns.
+int print_closing_summary(const std::string& who, const std::string& what, int exit_code, const std::string& uid,
+                          const std::string& db);
 int run_watch_command(const CommandArgs& args);
 int run_ckpt_command(const CommandArgs& args);
 int run_bench_command(const CommandArgs& args);

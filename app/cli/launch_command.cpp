@@ -150,10 +150,8 @@ int run_launch_command(const CommandArgs& args) {
     return kExitUsage;
   }
   // The same summary `shardscope train --session` and `shardscope sessions show` print.
-  if (flags.launch.session_db && !outcome.session_uid.empty() && !flags.no_ssh) {
-    std::cout.flush();
-    run_sessions_command({"show", outcome.session_uid, "--db", *flags.launch.session_db});
-  }
+  if (flags.launch.session_db && !outcome.session_uid.empty() && !flags.no_ssh)
+    print_closing_summary("shardscope launch", "the run", outcome.exit_code, outcome.session_uid, *flags.launch.session_db);
   return outcome.exit_code;
 }
 

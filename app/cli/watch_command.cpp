@@ -256,8 +256,7 @@ int run_watch_command(const CommandArgs& args) {
     std::cerr << "shardscope watch: ended " << ended << " process(es) the command left behind\n";
   follower.finish();
   record_end(w, out_dir, sink, follower, result);
-  std::cout.flush();
-  run_sessions_command({"show", w.uid, "--db", w.db});
+  print_closing_summary("shardscope watch", "the command", result.exit_code, w.uid, w.db);
   return result.exit_code;
 }
 

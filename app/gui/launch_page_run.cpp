@@ -177,14 +177,15 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
     showBanner(tr("<b>Stopped</b> after %1 s %2; every rank was ended.").arg(elapsed, where),
                false);
   } else {
-    // No rank was named: the launcher itself refused (bad flag, config error); its last lines say why.
-    QString last;
+    // No rank was named: the launcher itself refused (bad flag, config error), or a watched command
+    // failed; the last lines before the closing summary say why.
+    QStringList last;
     const auto* model = console_->model();
-    for (int r = std::max(0, model->rowCount() - 6); r < model->rowCount(); ++r)
-      last += model->index(r).data().toString() + "\n";
+    for (int r = model->rowCount() - 1; r >= 0 && last.size() < 6; --r)
+      if (!model->index(r).data(RankLogModel::kSummaryRole).toBool()) last.prepend(model->index(r).data().toString());
     showBanner((watching_ ? tr("<b>Your command failed</b> (exit code %1):%2") : tr("<b>The launch failed</b> (exit code %1):%2"))
                    .arg(exit_code)
-                   .arg(preformatted(last)),
+                   .arg(preformatted(last.join('\n'))),
                true);
   }
   emit statusMessage(tr("Run ended with exit code %1").arg(exit_code));

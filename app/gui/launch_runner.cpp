@@ -44,9 +44,9 @@ bool LaunchRunner::start(const QString& program, const QStringList& args, int wo
   delete process_;
   process_ = new QProcess(this);
   facts_ = {};
+  reader_ = ConsoleReader(world_size == 1 ? 0 : -1);  // one rank: its lines have no prefix
   pending_[0].clear();
   pending_[1].clear();
-  world_size_ = world_size;
   stop_requested_ = false;
   connect(process_, &QProcess::readyReadStandardOutput, this, [this] { readChannel(QProcess::StandardOutput); });
   connect(process_, &QProcess::readyReadStandardError, this, [this] { readChannel(QProcess::StandardError); });
@@ -116,8 +116,8 @@ void LaunchRunner::handleLine(const QString& text, bool from_stderr) {
   const std::string line = text.toStdString();
   const bool had_uid = !facts_.session_uid.empty();
   const std::size_t hosts_known = facts_.rank_hosts.size();
-  ConsoleLine parsed = parse_console_line(line, from_stderr, world_size_ == 1 ? 0 : -1);
-  if (parsed.rank < 0) read_launcher_line(line, facts_);
+  ConsoleLine parsed = reader_.read(line, from_stderr);
+  if (parsed.rank < 0 && !parsed.summary) read_launcher_line(line, facts_);  // the summary is no failure report
   if (const auto host = facts_.rank_hosts.find(parsed.rank); parsed.host.empty() && host != facts_.rank_hosts.end())
     parsed.host = host->second;
   emit lineReceived(parsed);

@@ -1,6 +1,8 @@
 #pragma once
 // Runs `shardscope launch` (or `shardscope watch`) as a child process for the Launch & Watch page:
-// reads its output line by line (ranks prefixed `[rank R] `, or `[host:R] ` across hosts), learns the session uid and rank pids it announces, and
+// reads its output line by line (ranks prefixed `[rank R] `, or `[host:R] ` across hosts; the
+// launcher's closing summary told apart from the ranks' output), learns the session uid and rank
+// pids it announces, and
 // stops it the way a terminal would: SIGTERM to the launcher (which forwards it to every rank),
 // then SIGKILL after a grace period, then SIGKILL to any rank still alive, so nothing is left.
 
@@ -53,8 +55,8 @@ class LaunchRunner : public QObject {
   QProcess* process_ = nullptr;
   QTimer* kill_timer_ = nullptr;
   LaunchFacts facts_;
+  ConsoleReader reader_;
   QByteArray pending_[2];
-  int world_size_ = 1;
   bool stop_requested_ = false;
   QString error_;
 };

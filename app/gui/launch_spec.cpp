@@ -193,6 +193,18 @@ ConsoleLine parse_console_line(const std::string& line, bool from_stderr, int si
   return out;
 }
 
+ConsoleLine ConsoleReader::read(const std::string& line, bool from_stderr) {
+  // On stdout a launcher's own line comes only as the header of its closing summary (its other
+  // messages go to stderr): the lines after it are the summary, taken as they are.
+  if (!from_stderr && is_launcher_line(line)) in_summary_ = true;
+  if (from_stderr || !in_summary_) return parse_console_line(line, from_stderr, single_rank_);
+  ConsoleLine out;
+  out.level = level_of(line, from_stderr);
+  out.text = line;
+  out.summary = true;
+  return out;
+}
+
 namespace {
 
 // "[host] rank R pid P (device), rank R2 pid P2 (device)": the ranks a host started.

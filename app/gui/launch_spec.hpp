@@ -87,6 +87,7 @@ struct ConsoleLine {
   LineLevel level = LineLevel::kInfo;
   std::string text;
   std::string host;  ///< the rank's host in a run across hosts (`[host:R] ` lines); empty on one machine
+  bool summary = false;  ///< the launcher's (or watch's) closing summary of the session: rank -1, not the run's output
 };
 
 /// "host:R" when the host is known, else "rank R" (-1: "launch").
@@ -96,6 +97,23 @@ std::string rank_label(int rank, const std::string& host);
 /// other lines are the launcher's (rank -1, or
 /// `single_rank` when the run has one rank and so no prefix). The level is read from the text.
 ConsoleLine parse_console_line(const std::string& line, bool from_stderr, int single_rank = -1);
+
+/// Reads the launcher's or `shardscope watch`'s output line by line: parse_console_line, plus what
+/// one line alone does not tell. When the run is over, launch and watch print a header of their own
+/// on stdout (`shardscope launch: the run ended ...`, `shardscope watch: the command ended ...`) and
+/// then the session's summary without a prefix: every stdout line from that header on is theirs
+/// (rank -1, `summary`), not rank 0's, even in a one-rank run whose output has no prefix either.
+/// Only stdout: the stderr pipe, read separately, may still bring the run's last lines.
+class ConsoleReader {
+ public:
+  /// `single_rank`: the rank of unprefixed lines (0 in a one-rank run, else -1), as in parse_console_line.
+  explicit ConsoleReader(int single_rank = -1) : single_rank_(single_rank) {}
+  ConsoleLine read(const std::string& line, bool from_stderr);
+
+ private:
+  int single_rank_;
+  bool in_summary_ = false;
+};
 
 /// What the launcher tells about the run, gathered line by line.
 struct LaunchFacts {

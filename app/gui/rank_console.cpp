@@ -54,6 +54,7 @@ QVariant RankLogModel::data(const QModelIndex& index, int role) const {
       return "[" + QString::fromStdString(rank_label(line.rank, line.host)) + "] " + QString::fromStdString(line.text);
     case kRankRole: return line.rank;
     case kLevelRole: return static_cast<int>(line.level);
+    case kSummaryRole: return line.summary;
     case Qt::ForegroundRole:
       if (line.level == LineLevel::kError) return QBrush(QColor(200, 30, 30));
       if (line.level == LineLevel::kWarning) return QBrush(QColor(170, 110, 0));

@@ -24,6 +24,7 @@ class RankLogModel : public QAbstractListModel {
  public:
   static constexpr int kRankRole = Qt::UserRole;
   static constexpr int kLevelRole = Qt::UserRole + 1;
+  static constexpr int kSummaryRole = Qt::UserRole + 2;  ///< the launcher's closing summary (ConsoleLine::summary)
   static constexpr std::size_t kMaxLines = 200000;
 
   explicit RankLogModel(QObject* parent = nullptr);

@@ -68,6 +68,10 @@ TEST_F(LaunchCli, OneCpuRankTrainsIntoACompletedSession) {
   EXPECT_TRUE(contains(r.out, "\n[Rank 0] step=3, skipped=0") || r.out.rfind("[Rank 0] step=3", 0) == 0) << r.out;
   EXPECT_FALSE(contains(r.out, "[rank 0] ")) << "one rank is not prefixed";
   EXPECT_TRUE(contains(r.out, "one-rank  [completed]")) << r.out;  // the session summary
+  // ... after a line of the launcher's own, so the summary does not read as the one rank's output.
+  const auto header = r.out.find("\nshardscope launch: the run ended with exit code 0; the session it recorded:\nsession 1  one-rank");
+  EXPECT_NE(header, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("trained 3 step(s)"), header) << r.out;
   EXPECT_TRUE(contains(r.err, "shardscope launch: setting OMP_NUM_THREADS=")) << r.err;
   auto store = sessions::Store::open(db());
   const auto detail = only_session(store);

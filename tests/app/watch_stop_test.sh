@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `shardscope watch` stopped by SIGTERM ends the whole process tree, the part that left the
-# command's process group (setsid, as torchrun's workers do) included, exits 128+15 and records the
-# session as interrupted. The command is a shell script standing in for a launcher (no DeepSpeed
-# needed), given a DeepSpeed config the way `deepspeed` takes one.
+# command's process group (setsid, as torchrun's workers do) included, exits 128+15, records the
+# session as interrupted and prints its summary after a line of its own. The command is a shell
+# script standing in for a launcher (no DeepSpeed needed), given a DeepSpeed config the way
+# `deepspeed` takes one.
 # usage: watch_stop_test.sh SHARDSCOPE
 set -uo pipefail
 cli=$1
@@ -32,6 +33,10 @@ gone "$escaped" || { kill -9 "$escaped"; fail "the process that left the group (
 grep -q "ended 1 process(es) the command left behind" "$dir/watch.err" ||
   fail "the escaped process was not ended by the watcher: $(cat "$dir/watch.err")"
 grep -q "launcher started" "$dir/out/output.log" || fail "the command's output is not in output.log"
+# On stdout: the command's output, then watch's own line, then the session's summary.
+awk '/^launcher started$/ { out = NR } /^shardscope watch: the command ended with exit code 143; the session it recorded:$/ { header = NR }
+     /^session 1 / { summary = NR } END { exit !(out && out < header && header + 1 == summary) }' "$dir/watch.out" ||
+  fail "stdout is not the command's output, watch's closing line, then the summary: $(cat "$dir/watch.out")"
 "$cli" sessions list --db "$dir/w.db" --json | grep -q '"status": "interrupted"' || fail "the session is not interrupted"
 cmp -s "$dir/ds.json" <(echo '{"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1}') ||
   fail "the user's config was changed"

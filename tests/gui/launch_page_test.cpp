@@ -148,6 +148,37 @@ class LaunchPageTest : public QObject {
     QVERIFY(facts.failure.find("cannot open") != std::string::npos);
   }
 
+  // A one-rank run's lines have no prefix, nor has the closing summary: the launcher's (or watch's)
+  // own line on stdout says where the run's output ends and the summary begins.
+  void closingSummaryIsTheLaunchersNotRankZeros() {
+    for (const char* header : {"shardscope launch: the run ended with exit code 0; the session it recorded:",
+                               "shardscope watch: the command ended with exit code 1; the session it recorded:"}) {
+      ConsoleReader reader(0);
+      QCOMPARE(reader.read("step 5 loss 3.2", false).rank, 0);
+      QCOMPARE(reader.read("shardscope launch: rank 0 pid 7 (cpu)", true).rank, -1);
+      QVERIFY(!reader.read("shardscope launch: rank 0 pid 7 (cpu)", true).summary);  // stderr: no summary yet
+      const ConsoleLine head = reader.read(header, false);
+      QCOMPARE(head.rank, -1);
+      QVERIFY(head.summary);
+      for (const char* text : {"session 1  tiny  [completed]", "final loss (step)            0.75 (8)",
+                               "[rank 0] cannot start a summary line, but it is read as one"}) {
+        const ConsoleLine line = reader.read(text, false);
+        QCOMPARE(line.rank, -1);
+        QVERIFY(line.summary);
+        QCOMPARE(line.text, std::string(text));
+      }
+      QCOMPARE(reader.read("log warnings / errors        0 / 1", false).level, LineLevel::kInfo);
+      // The stderr pipe is read apart from stdout: the command's last stderr lines are still its own.
+      const ConsoleLine late = reader.read("RuntimeError: the last words of rank 0", true);
+      QCOMPARE(late.rank, 0);
+      QVERIFY(!late.summary);
+      QCOMPARE(late.level, LineLevel::kError);
+    }
+    ConsoleReader several(-1);  // several ranks: the prefix tells
+    QCOMPARE(several.read("[rank 1] step 2", false).rank, 1);
+    QVERIFY(!several.read("[rank 1] step 2", false).summary);
+  }
+
   void consoleFiltersByRankLevelAndText() {
     RankConsole console;
     console.setWorldSize(2);

@@ -1,7 +1,8 @@
 // "Your own command" on the Launch & Watch page: a real child command (tests/gui/fake_deepspeed.py,
 // which writes csv_monitor files as DeepSpeed's csvMonitor does) run under `shardscope watch`; the
-// live curves hold exactly what it wrote, the user's config stays as it was, the session is in
-// the file, and Stop ends watch, the command and the command's own child.
+// live curves hold exactly what it wrote, the console tells the command's lines from watch's closing
+// summary, the user's config stays as it was, the session is in the file, a failed command's banner
+// quotes the command, and Stop ends watch, the command and the command's own child.
 
 #include <QFile>
 #include <QLabel>
@@ -42,6 +43,14 @@ class LaunchWatchTest : public QObject {
 
   QTemporaryDir dir_;
   QString python_, config_;
+
+  /// The console's first line containing `text`, or an invalid index.
+  static QModelIndex consoleRow(const LaunchPage& page, const QString& text) {
+    const auto* model = page.console()->model();
+    for (int r = 0; r < model->rowCount(); ++r)
+      if (model->index(r).data().toString().contains(text)) return model->index(r);
+    return {};
+  }
 
   WatchSpec fakeRun(const QString& session, const QStringList& extra) const {
     WatchSpec w;
@@ -113,11 +122,20 @@ class LaunchWatchTest : public QObject {
     QCOMPARE(page.plots()->pointCount("lr", 0), 6);
     QTRY_COMPARE_WITH_TIMEOUT(page.progress()->value(), 6, 5000);  // the bar ends at the steps the command made
     QCOMPARE(page.progress()->maximum(), 6);
-    // The command's output reached the console; the user's config is untouched; the session is there.
-    bool printed = false;
-    for (int r = 0; r < page.console()->model()->rowCount(); ++r)
-      printed = printed || page.console()->model()->index(r).data().toString().contains("fake deepspeed: step 6");
-    QVERIFY(printed);
+    // The command's output reached the console as its own; watch's closing summary as watch's, not
+    // as rank 0's; the user's config is untouched; the session is there.
+    const QModelIndex step6 = consoleRow(page, "fake deepspeed: step 6");
+    QVERIFY(step6.isValid());
+    QCOMPARE(step6.data(RankLogModel::kRankRole).toInt(), 0);
+    QVERIFY(!step6.data(RankLogModel::kSummaryRole).toBool());
+    for (const char* summary : {"shardscope watch: the command ended with exit code 0", "watched  [completed]",
+                                "final loss (step)", "log warnings / errors"}) {
+      const QModelIndex row = consoleRow(page, summary);
+      QVERIFY2(row.isValid(), summary);
+      QCOMPARE(row.data(RankLogModel::kRankRole).toInt(), -1);
+      QVERIFY(row.data(RankLogModel::kSummaryRole).toBool());
+      QVERIFY2(row.data().toString().startsWith("[launch] "), qPrintable(row.data().toString()));
+    }
     QFile file(config_);
     QVERIFY(file.open(QIODevice::ReadOnly));
     QCOMPARE(file.readAll(), QByteArray(kConfig));
@@ -155,6 +173,22 @@ class LaunchWatchTest : public QObject {
     QCOMPARE(loss->data()->at(11)->key, 12.0);
     QCOMPARE(loss->data()->at(11)->value, 100.0 / 12);
     QCOMPARE(cursor.last_step.at(0), std::int64_t{12});
+  }
+
+  // A command that fails at once: the banner quotes its last lines, not watch's summary after them.
+  void aFailedCommandsBannerQuotesTheCommand() {
+    LaunchPage page;
+    page.setOwnCommand(true);
+    page.setWatchSpec(fakeRun(dir_.filePath("failed.db"), {"--no-such-flag"}));
+    QSignalSpy finished(&page, &LaunchPage::runFinished);
+    page.start();
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.first().first().toInt(), 2);  // argparse's exit code, as the shell would report it
+    const QString banner = page.banner()->text();
+    QVERIFY2(banner.contains("Your command failed"), qPrintable(banner));
+    QVERIFY2(banner.contains("unrecognized arguments: --no-such-flag"), qPrintable(banner));
+    QVERIFY2(!banner.contains("log warnings / errors") && !banner.contains("the session it recorded"), qPrintable(banner));
+    QVERIFY(consoleRow(page, "log warnings / errors").isValid());  // the summary is in the console all the same
   }
 
   void stopEndsTheWholeTree() {
