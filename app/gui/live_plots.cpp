@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <QEvent>
+#include <QFontMetrics>
 #include <QGridLayout>
 #include <qcustomplot.h>
 
@@ -40,6 +42,32 @@ QCPGraph* rank_graph(QCustomPlot* plot, int rank) {
   return plot->graph(rank);
 }
 
+// Step ticks that fit their axis: as many (3 at most) as its width holds labels of the range's
+// widest step with room between them. A chart's axes are 70-110 px wide at 1366 px, and QCustomPlot's
+// readable steps gave "50 100 150 200" there, run together into "50100150200".
+class FittingStepTicker : public QCPAxisTicker {
+ public:
+  explicit FittingStepTicker(QCPAxis* axis) : axis_(axis) { setTickStepStrategy(tssMeetTickCount); }
+
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    // Ticks are made before the axes are laid out: the plot's new width, less last layout's margins.
+    const QCPAxisRect* rect = axis_->axisRect();
+    const int width = axis_->parentPlot()->viewport().width() - rect->margins().left() - rect->margins().right();
+    const QFontMetrics metrics(axis_->tickLabelFont());
+    const auto widest = static_cast<qint64>(std::max(std::abs(range.lower), std::abs(range.upper)) + 0.5);
+    const int per_tick = metrics.horizontalAdvance(QString::number(widest) + "0");  // a label and a digit's gap
+    // A "nice" step can be 10 % under range / count (60 for 200 / 3): 90 % of the width to share.
+    setTickCount(std::clamp(width * 9 / 10 / std::max(1, per_tick), 1, 3));
+    return QCPAxisTicker::getTickStep(range);
+  }
+
+ private:
+  QCPAxis* axis_;
+};
+
+void fit_step_ticks(QCPAxis* axis) { axis->setTicker(QSharedPointer<FittingStepTicker>::create(axis)); }
+
 }  // namespace
 
 LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
@@ -49,23 +77,56 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   int i = 0;
   for (const auto& m : kLiveMetrics) {
     auto* plot = new QCustomPlot;
-    plot->setMinimumSize(140, 110);
+    plot->setMinimumSize(kChartMinimum);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->xAxis->setLabel(tr("step"));
-    plot->xAxis->ticker()->setTickCount(3);  // a chart is ~100 px wide at 1366 px: "5 10 15 20 25" would run together
-    plot->yAxis->setLabel(metric_title(m.name == std::string("mem_allocated") ? "mem_allocated" : m.name));
+    fit_step_ticks(plot->xAxis);
+    // "memory allocated (GiB)" is taller than the chart's axes at the window's minimum size.
+    plot->yAxis->setLabel(m.name == std::string("mem_allocated") ? tr("memory (GiB)") : metric_title(m.name));
     grid->addWidget(plot, i / 4, i % 4);
     charts_.emplace_back(m.name, plot);
     ++i;
   }
   breakdown_ = new QCustomPlot;
-  breakdown_->setMinimumSize(140, 110);
+  breakdown_->setMinimumSize(kChartMinimum);
   breakdown_->xAxis->setLabel(tr("step"));
-  breakdown_->xAxis->ticker()->setTickCount(3);
+  fit_step_ticks(breakdown_->xAxis);
   breakdown_->yAxis->setLabel(tr("step time (ms)"));
-  breakdown_->legend->setVisible(false);
+  // Always shown: before the first step it has no entries and, without a border, shows nothing
+  // (hidden, it would still hold its row under the axes).
+  breakdown_->legend->setVisible(true);
+  breakdown_->legend->setBorderPen(Qt::NoPen);
   breakdown_->legend->setFont(QFont(font().family(), 7));
+  breakdown_->legend->setIconSize(10, 8);  // QCustomPlot's 32 x 18 swatch is a fifth of a chart this small
+  breakdown_->legend->setIconTextPadding(3);
+  place_legend_below(breakdown_, kPhaseLegendColumns);
+  breakdown_->plotLayout()->setRowSpacing(0);  // the legend's own margins part it from the axis title
+  breakdown_->installEventFilter(this);  // its legend's columns follow its width
   grid->addWidget(breakdown_, 1, 3);
+}
+
+bool LivePlots::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == breakdown_ && event->type() == QEvent::Resize) fitBreakdownLegend();
+  return QWidget::eventFilter(watched, event);
+}
+
+// The breakdown's legend sits under its axes, as the Compare and Estimator charts have theirs
+// (place_legend_below): inside them it hid a quarter of the data of a chart ~165 px wide at
+// 1366 px. As many phases per row as the chart's width holds, so a narrow window gets more rows,
+// never entries cut off at the right.
+void LivePlots::fitBreakdownLegend() {
+  QCPLegend* legend = breakdown_->legend;
+  int widest = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    widest = std::max(widest, static_cast<QCPLayoutElement*>(legend->item(i))->minimumOuterSizeHint().width());
+  if (widest > 0) {
+    const int room = breakdown_->width() - legend->margins().left() - legend->margins().right() + legend->columnSpacing();
+    const int per_row = std::clamp(room / (widest + legend->columnSpacing()), 1, kPhaseLegendColumns);
+    if (per_row != legend->wrap()) place_legend_below(breakdown_, per_row);
+  }
+  // The legend's rows add to the chart's minimum height rather than take from its bars.
+  const int minimum = kChartMinimum.height() + legend->minimumOuterSizeHint().height();
+  if (breakdown_->minimumHeight() != minimum) breakdown_->setMinimumHeight(minimum);
 }
 
 void LivePlots::clear() {
@@ -75,7 +136,6 @@ void LivePlots::clear() {
     plot->yAxis->setRange(0, 5);
     plot->replot();
   }
-  breakdown_->legend->setVisible(false);  // no empty legend box before the first step
   breakdown_->replot();
   timers_.clear();
   step_ms_.clear();
@@ -123,8 +183,10 @@ void LivePlots::redrawBreakdown() {
   }
   const auto phases = profiler::compute_phase_breakdown(steps, timers);
   breakdown_->clearPlottables();
-  breakdown_->legend->setVisible(!phases.ranks.empty());  // no empty legend box before the first step
-  if (phases.ranks.empty()) return breakdown_->replot();
+  if (phases.ranks.empty()) {
+    fitBreakdownLegend();  // no entries: no rows to make room for
+    return breakdown_->replot();
+  }
   const auto& rank = phases.ranks.front();
   QCPBars* below = nullptr;
   std::size_t color = 0;
@@ -143,6 +205,7 @@ void LivePlots::redrawBreakdown() {
     if (phases.columns[c].top_level)
       add_layer(QString::fromStdString(phases.columns[c].name), [c](const profiler::PhaseStep& s) { return s.ms[c]; });
   add_layer(tr("other"), [](const profiler::PhaseStep& s) { return s.other_ms; });
+  fitBreakdownLegend();  // the phases' names are known now
   breakdown_->replot();
 }
 

@@ -41,7 +41,16 @@ class LivePlots : public QWidget {
   /// The breakdown's stacked phases at `step` (name -> ms, "other" included).
   std::map<std::string, double> breakdownAt(std::int64_t step) const;
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  /// forward, backward, step and other fit one row where the chart is wide enough.
+  static constexpr int kPhaseLegendColumns = 4;
+  /// Eight charts in a 4 x 2 grid still show their curves at this size.
+  static constexpr QSize kChartMinimum{140, 110};
+
+  void fitBreakdownLegend();
   void addPoint(const std::string& metric, int rank, double step, double value);
   void redrawBreakdown();
   void rescale();

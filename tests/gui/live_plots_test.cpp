@@ -1,0 +1,139 @@
+// The live charts of the Launch & Watch page, at the size they get on a 1366x768 screen, in a wide
+// window and at their minimum: the step-time breakdown's legend stays out of its data and is never
+// cut off, its columns following the chart's width; the step axes' tick labels never run together.
+
+#include <QFontMetrics>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "app/gui/live_plots.hpp"
+
+using namespace shardscope::gui;
+namespace ss = shardscope::sessions;
+
+namespace {
+
+// The charts' share of the page in the default window on a 1366x768 screen (measured on the real
+// window: 664 x 418) and in a wide window; QSize() for LivePlots' own minimum (the splitter over
+// the logs dragged down, the window at its smallest).
+const QSize kDefaultSize(664, 418), kWideSize(1500, 500), kMinimum;
+
+/// `steps` steps of 2 ranks, each with the timers the engine reports under wall_clock_breakdown.
+LiveUpdate run_of(int steps) {
+  LiveUpdate update;
+  for (int rank = 0; rank < 2; ++rank)
+    for (int step = 1; step <= steps; ++step) {
+      ss::StepMetrics m;
+      m.rank = rank;
+      m.step = step;
+      m.loss = 6.0 / step;
+      m.lr = 0.002;
+      m.step_time_ms = 20.0 + rank;
+      m.tokens_per_s = 4000.0;
+      update.steps.push_back(m);
+    }
+  for (int step = 1; step <= steps; ++step)
+    update.timers.push_back({0, step, {{"forward", 6.0}, {"backward", 9.0}, {"step", 3.0}}});
+  return update;
+}
+
+}  // namespace
+
+class LivePlotsTest : public QObject {
+  Q_OBJECT
+
+  /// The plots at `size`, shown and laid out, holding `steps` steps.
+  static std::unique_ptr<LivePlots> shownAt(QSize size, int steps) {
+    auto plots = std::make_unique<LivePlots>();
+    plots->resize(size.isValid() ? size : plots->minimumSizeHint());
+    plots->show();
+    if (!QTest::qWaitForWindowExposed(plots.get())) return nullptr;
+    plots->append(run_of(steps));
+    if (!size.isValid()) plots->resize(plots->minimumSizeHint());  // the legend's rows count in the minimum
+    QCoreApplication::processEvents();  // the layout's resizes
+    for (const char* name : {"loss", "tokens_per_s", "breakdown"}) plots->chart(name)->replot();  // lays the elements out now
+    return plots;
+  }
+
+ private slots:
+  void breakdownLegendLeavesTheDataAlone() {
+    for (const QSize size : {kDefaultSize, kWideSize, kMinimum}) {
+      const auto plots = shownAt(size, 40);
+      QVERIFY(plots);
+      QCustomPlot* chart = plots->chart("breakdown");
+      QCPLegend* legend = chart->legend;
+      QVERIFY(legend->visible());
+      QCOMPARE(legend->itemCount(), 4);  // forward, backward, step, other
+      const QRect data = chart->axisRect()->rect();
+      QVERIFY2(!legend->outerRect().intersects(data),
+               qPrintable(QString("at %1x%2 the legend %3,%4 %5x%6 covers the axes %7,%8 %9x%10")
+                              .arg(size.width()).arg(size.height())
+                              .arg(legend->outerRect().x()).arg(legend->outerRect().y())
+                              .arg(legend->outerRect().width()).arg(legend->outerRect().height())
+                              .arg(data.x()).arg(data.y()).arg(data.width()).arg(data.height())));
+      for (int i = 0; i < legend->itemCount(); ++i)  // every entry whole inside the chart
+        QVERIFY2(chart->rect().contains(legend->item(i)->outerRect()), qPrintable(legend->item(i)->objectName()));
+      // Under the axes the legend takes its own rows' height and no more; at the minimum size
+      // it adds to the chart's height, so the bars keep what a chart of the row above has.
+      const int beside = plots->chart("tokens_per_s")->axisRect()->rect().height();  // the same row
+      QVERIFY2(data.height() + legend->outerRect().height() + 1 >= beside,
+               qPrintable(QString("%1 px for the bars, %2 for tokens/s").arg(data.height()).arg(beside)));
+      const int above = plots->chart("loss")->axisRect()->rect().height();
+      if (!size.isValid())
+        QVERIFY2(data.height() + 1 >= above, qPrintable(QString("%1 px for the bars, %2 for the loss").arg(data.height()).arg(above)));
+    }
+  }
+
+  // Before the first step the legend has no entries and takes no room from the axes but its margins.
+  void anEmptyBreakdownHasNoLegend() {
+    LivePlots plots;
+    plots.resize(kDefaultSize);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    plots.append(run_of(5));
+    plots.clear();
+    QCoreApplication::processEvents();
+    for (const char* name : {"tokens_per_s", "breakdown"}) plots.chart(name)->replot();
+    QCPLegend* legend = plots.chart("breakdown")->legend;
+    QCOMPARE(legend->itemCount(), 0);
+    QVERIFY2(legend->outerRect().height() <= legend->margins().top() + legend->margins().bottom(),
+             qPrintable(QString::number(legend->outerRect().height())));
+    const int empty = plots.chart("breakdown")->axisRect()->rect().height();
+    QVERIFY2(empty + legend->outerRect().height() >= plots.chart("tokens_per_s")->axisRect()->rect().height(),
+             qPrintable(QString::number(empty)));
+  }
+
+  void legendColumnsFollowTheChartsWidth() {
+    const auto wide = shownAt(kWideSize, 10);
+    QVERIFY(wide);
+    QCOMPARE(wide->chart("breakdown")->legend->wrap(), 4);  // one row
+    const auto narrow = shownAt(kDefaultSize, 10);
+    QVERIFY(narrow);
+    const int per_row = narrow->chart("breakdown")->legend->wrap();
+    QVERIFY2(per_row >= 1 && per_row < 4, qPrintable(QString::number(per_row)));
+    narrow->resize(kWideSize);  // the window made wider: back to one row
+    QTRY_COMPARE(narrow->chart("breakdown")->legend->wrap(), 4);
+  }
+
+  // 200 steps on ~110 px of axis: "50 100 150 200" ran together into "50100150200".
+  void stepTickLabelsStayApart() {
+    const auto plots = shownAt(kDefaultSize, 200);
+    QVERIFY(plots);
+    for (const char* name : {"loss", "breakdown"}) {
+      QCPAxis* x = plots->chart(name)->xAxis;
+      const QFontMetrics metrics(x->tickLabelFont());
+      const QVector<double> ticks = x->tickVector();
+      const QVector<QString> labels = x->tickVectorLabels();
+      QVERIFY(ticks.size() >= 2);
+      for (int i = 1; i < ticks.size(); ++i) {
+        const double gap = x->coordToPixel(ticks[i]) - x->coordToPixel(ticks[i - 1]);
+        const double needed = (metrics.horizontalAdvance(labels[i - 1]) + metrics.horizontalAdvance(labels[i])) / 2.0 + 6;
+        QVERIFY2(gap >= needed, qPrintable(QString("%1: '%2' and '%3' are %4 px apart, need %5")
+                                               .arg(name, labels[i - 1], labels[i]).arg(gap).arg(needed)));
+      }
+    }
+  }
+};
+
+QTEST_MAIN(LivePlotsTest)
+#include "live_plots_test.moc"
