@@ -89,7 +89,7 @@ std::optional<Hostfile> read_hostfile(const std::string& path) {
 
 std::string format_hostfile(const Hostfile& hostfile) {
   std::string text;
-  for (const auto& entry : hostfile.hosts) text += entry.host + " slots=" + std::to_string(entry.slots) + "\n";
+  for (const auto& entry : hostfile.hosts) text += entry.host + " slots=" + std::to_string(entry.slot_count) + "\n";
   return text;
 }
 

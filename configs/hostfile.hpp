@@ -26,7 +26,7 @@ class HostfileError : public std::runtime_error {
 
 struct HostfileEntry {
   std::string host;
-  int slots = 0;  ///< GPUs (or CPU ranks) of the host: slot ids 0..slots-1
+  int slot_count = 0;  ///< `slots=N`: the host's GPUs (or CPU ranks), slot ids 0..N-1
   int line = 0;   ///< 1-based line in the file
 };
 

@@ -46,10 +46,10 @@ const HostfileEntry& known_host(const Hostfile& pool, const std::string& host, c
 }
 
 void check_slot(const HostfileEntry& entry, int slot, const std::string& flag) {
-  if (slot >= entry.slots)
+  if (slot >= entry.slot_count)
     throw NodeSelectionError(flag + ": No slot '" + std::to_string(slot) + "' specified on host '" + entry.host +
                              "' (its hostfile line " + std::to_string(entry.line) + " gives slots=" +
-                             std::to_string(entry.slots) + ": slots " + format_slot_ids(all_slots(entry.slots)) + ")");
+                             std::to_string(entry.slot_count) + ": slots " + format_slot_ids(all_slots(entry.slot_count)) + ")");
 }
 
 // parse_resource_filter: build from the include list, or remove the exclude list from the pool.
@@ -58,13 +58,13 @@ std::map<std::string, std::vector<int>> filter_pool(const Hostfile& pool, const 
   const bool including = !o.include.empty();
   const std::string flag = including ? "--include" : "--exclude";
   if (!including)
-    for (const auto& h : pool.hosts) kept[h.host] = all_slots(h.slots);
+    for (const auto& h : pool.hosts) kept[h.host] = all_slots(h.slot_count);
   for (const auto& spec : parse_node_specs(including ? o.include : o.exclude, flag)) {
     const HostfileEntry& entry = known_host(pool, spec.host, flag);
     for (int slot : spec.slots) check_slot(entry, slot, flag);
     auto& slots = kept[spec.host];
     if (including) {
-      slots = spec.slots.empty() ? all_slots(entry.slots) : spec.slots;
+      slots = spec.slots.empty() ? all_slots(entry.slot_count) : spec.slots;
     } else if (spec.slots.empty()) {
       slots.clear();
     } else {
@@ -113,7 +113,7 @@ std::vector<SelectedNode> select_nodes(const Hostfile& pool, const NodeSelection
     throw NodeSelectionError(std::string(o.num_nodes == 0 ? "--num_nodes" : "--num_gpus") + " must be at least 1");
   std::vector<SelectedNode> selected;
   if (o.include.empty() && o.exclude.empty()) {
-    for (const auto& h : pool.hosts) selected.push_back({h.host, all_slots(h.slots)});
+    for (const auto& h : pool.hosts) selected.push_back({h.host, all_slots(h.slot_count)});
   } else {
     const auto kept = filter_pool(pool, o);
     for (const auto& h : pool.hosts)  // the hostfile's order maps ranks to hosts
@@ -123,10 +123,10 @@ std::vector<SelectedNode> select_nodes(const Hostfile& pool, const NodeSelection
   if (o.num_gpus > 0)
     for (auto& node : selected) {
       const HostfileEntry& entry = *pool.find(node.host);
-      if (o.num_gpus > entry.slots)
+      if (o.num_gpus > entry.slot_count)
         throw NodeSelectionError("--num_gpus " + std::to_string(o.num_gpus) + ": host '" + entry.host + "' has slots=" +
-                                 std::to_string(entry.slots) + " (" + pool.path + " line " + std::to_string(entry.line) +
-                                 "); ask for at most " + std::to_string(entry.slots) + " or fix the hostfile");
+                                 std::to_string(entry.slot_count) + " (" + pool.path + " line " + std::to_string(entry.line) +
+                                 "); ask for at most " + std::to_string(entry.slot_count) + " or fix the hostfile");
       node.slots = all_slots(o.num_gpus);
     }
   if (selected.empty())

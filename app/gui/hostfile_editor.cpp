@@ -13,9 +13,6 @@
 #include <QTextBlock>
 #include <QVBoxLayout>
 
-// configs' HostfileEntry has a field named `slots`, which Qt's keyword macro of that name would
-// erase; nothing below declares Qt slots, so the macro goes.
-#undef slots
 #include "configs/hostfile.hpp"
 
 namespace shardscope::gui {
@@ -39,7 +36,7 @@ HostfileCheck check_hostfile_text(const QString& text, const QString& path) {
     const configs::Hostfile hostfile = configs::parse_hostfile(text.toStdString(), name.toStdString());
     check.ok = true;
     check.hosts = static_cast<int>(hostfile.hosts.size());
-    for (const auto& entry : hostfile.hosts) check.total_slots += entry.slots;
+    for (const auto& entry : hostfile.hosts) check.total_slots += entry.slot_count;
     check.message = QObject::tr("%n host(s)", nullptr, check.hosts) + QObject::tr(", %n slot(s)", nullptr, check.total_slots);
   } catch (const configs::HostfileError& e) {
     check.message = QString::fromStdString(e.what());

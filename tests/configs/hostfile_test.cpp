@@ -82,7 +82,7 @@ TEST(Hostfile, ErrorsNameTheFileLineAndRemedy) {
   const auto hostfile = parse_hostfile("  10.0.0.1 slots=2\n10.0.0.2\tslots=8 max_slots=8\n", "hf");
   ASSERT_EQ(hostfile.hosts.size(), 2u);
   EXPECT_EQ(hostfile.hosts[1].host, "10.0.0.2");
-  EXPECT_EQ(hostfile.hosts[1].slots, 8);
+  EXPECT_EQ(hostfile.hosts[1].slot_count, 8);
   EXPECT_EQ(hostfile.hosts[1].line, 2);
   EXPECT_EQ(format_hostfile(hostfile), "10.0.0.1 slots=2\n10.0.0.2 slots=8\n");
   EXPECT_EQ(parse_hostfile(format_hostfile(hostfile), "again").hosts.size(), 2u);
