@@ -2,9 +2,9 @@
 // Runs `shardscope launch` (or `shardscope watch`) as a child process for the Launch & Watch page:
 // reads its output line by line (ranks prefixed `[rank R] `, or `[host:R] ` across hosts; the
 // launcher's closing summary told apart from the ranks' output), learns the session uid and rank
-// pids it announces, and
-// stops it the way a terminal would: SIGTERM to the launcher (which forwards it to every rank),
-// then SIGKILL after a grace period, then SIGKILL to any rank still alive, so nothing is left.
+// pids it announces, and stops it the way a terminal would: SIGTERM to the launcher (which
+// forwards it to every rank), then SIGKILL after a grace period, then SIGKILL to any rank still
+// alive, so nothing is left.
 
 #include <QObject>
 #include <QProcess>
