@@ -61,6 +61,25 @@ RunStart sample_run_start(const std::string& name, int world_size, const std::st
   return start;
 }
 
+std::vector<Event> two_host_run(const std::string& name, const HostClock& node_a, const HostClock& node_b) {
+  RunStart start = sample_run_start(name, 2, "{}");
+  start.ranks[1].host = "node-b";
+  std::vector<Event> events{start};
+  const HostClock* clocks[] = {&node_a, &node_b};
+  for (int node = 0; node < 2; ++node) {
+    HostReport host;
+    host.host = start.ranks[node].host;
+    host.node_rank = node;
+    host.clock_offset_s = clocks[node]->offset_s;
+    host.clock_uncertainty_s = clocks[node]->uncertainty_s;
+    host.shardscope_version = "0.1.0";
+    host.git_hash = "abc1234";
+    host.ranks = {start.ranks[node]};
+    events.push_back(host);
+  }
+  return events;
+}
+
 std::vector<Event> sample_steps(int world_size, int steps) {
   std::vector<Event> events;
   for (int step = 0; step < steps; ++step) {
