@@ -244,9 +244,7 @@ DeepSpeedImportResult import_deepspeed_run_into(const std::string& path, const D
   std::error_code ignored;
   const bool existed = std::filesystem::exists(path, ignored);
   try {
-    StoreOpenOptions open;
-    open.create_if_missing = true;
-    Store store = Store::open(path, open);
+    Store store = Store::open_or_create(path);
     return import_deepspeed_run(store, sources, options);
   } catch (...) {
     if (!existed)

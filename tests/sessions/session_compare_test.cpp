@@ -38,9 +38,7 @@ TEST(AlignCurves, UnionOfStepsWithGaps) {
 
 TEST(CompareSessions, DeltasAndDiffsAgainstTheBaseline) {
   const auto path = testing::temp_path("compare");
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  Store store = Store::open(path, options);
+  Store store = Store::open_or_create(path);
   StoreWriter writer(store);
   std::vector<Event> a{testing::sample_run_start("a", 2, R"({"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}})")};
   for (auto& e : testing::sample_steps(2, 10)) a.push_back(e);
@@ -92,7 +90,7 @@ const DiffRow* find_row(const std::vector<DiffRow>& rows, const std::string& pat
 
 TEST(CompareSessions, HostsClockOffsetsAreEnvironmentRows) {
   const auto path = testing::temp_path("compare_clocks");
-  Store store = testing::create_store(path);
+  Store store = Store::open_or_create(path);
   StoreWriter writer(store);
   // node-a is the collector's host; -0.01 ms rounds to the same "+0.0 ms" as 0.
   writer.write("uid-clock-a", testing::two_host_run("a", {0.0, 0.0002}, {0.0123, 0.0002}));

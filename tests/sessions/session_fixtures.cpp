@@ -36,12 +36,6 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
-Store create_store(const std::string& path) {
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  return Store::open(path, options);
-}
-
 RunStart sample_run_start(const std::string& name, int world_size, const std::string& config_json) {
   RunStart start;
   start.name = name;

@@ -17,8 +17,6 @@ void remove_store(const std::string& path);
 /// The bytes of a file (to prove a rejected file was not modified).
 std::string read_bytes(const std::string& path);
 void write_bytes(const std::string& path, const std::string& bytes);
-/// Opens `path` as a writer does, creating the store when it is missing.
-Store create_store(const std::string& path);
 
 /// A RunStart with a two-key config, `world_size` ranks on host "node-a", and tag "baseline".
 RunStart sample_run_start(const std::string& name, int world_size, const std::string& config_json);

@@ -26,9 +26,7 @@ class SessionsCli : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = testing::temp_path("cli") + ".db";
-    StoreOpenOptions options;
-    options.create_if_missing = true;
-    Store store = Store::open(db_, options);
+    Store store = Store::open_or_create(db_);
     StoreWriter writer(store);
     for (const char* name : {"alpha", "beta"}) {
       std::vector<Event> events{testing::sample_run_start(name, 2, std::string(R"({"zero_optimization": {"stage": )") +
@@ -222,9 +220,7 @@ TEST_F(SessionsCli, BadFilesGiveAClearErrorAndExitCode2Everywhere) {
   const auto truncated = testing::temp_path("truncated") + ".db";
   const auto corrupted = testing::temp_path("corrupted") + ".db";
   {
-    StoreOpenOptions options;
-    options.create_if_missing = true;
-    Store big = Store::open(truncated, options);
+    Store big = Store::open_or_create(truncated);
     StoreWriter writer(big);
     writer.write("u", testing::sample_steps(4, 300));
     big.checkpoint();

@@ -75,9 +75,7 @@ TEST(ImportFileBytes, AnImportOfAFifoLogFailsNamingIt) {
   const std::string fifo = testing::temp_path("import_fifo_log");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const auto db = testing::temp_path("import_fifo_db");
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  Store store = Store::open(db, options);
+  Store store = Store::open_or_create(db);
   DeepSpeedImportSources sources;
   sources.log_files = {fifo};
   try {
