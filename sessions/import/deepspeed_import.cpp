@@ -113,7 +113,7 @@ void read_config(ImportRun& run) {
   std::string text, file;
   if (run.sources.config_file) {
     file = *run.sources.config_file;
-    text = read_file_bytes(file, kMaxTextFileBytes);
+    text = read_config_file_bytes(file);
   } else if (!run.facts.user_config_json.empty()) {
     file = "the config printed in the log";
     text = run.facts.user_config_json;
