@@ -29,15 +29,6 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-torch::Dtype dtype_for(configs::PrecisionMode mode) {
-  switch (mode) {
-    case configs::PrecisionMode::kFp16: return torch::kFloat16;
-    case configs::PrecisionMode::kBf16: return torch::kBFloat16;
-    case configs::PrecisionMode::kFp32: return torch::kFloat32;
-  }
-  return torch::kFloat32;
-}
-
 std::optional<torch::Dtype> autocast_dtype_for(const configs::TorchAutocastConfig& c, const torch::Device& d) {
   if (!c.enabled) return std::nullopt;
   if (!c.dtype) return d.is_cuda() ? torch::kFloat16 : torch::kBFloat16;  // torch.autocast's defaults
@@ -81,6 +72,15 @@ std::unique_ptr<LossScaler> make_loss_scaler(const configs::Fp16Config& f) {
 }
 
 }  // namespace
+
+torch::Dtype model_dtype_for(configs::PrecisionMode mode) {
+  switch (mode) {
+    case configs::PrecisionMode::kFp16: return torch::kFloat16;
+    case configs::PrecisionMode::kBf16: return torch::kBFloat16;
+    case configs::PrecisionMode::kFp32: return torch::kFloat32;
+  }
+  return torch::kFloat32;
+}
 
 std::unique_ptr<LrSchedule> make_lr_schedule(const configs::SchedulerConfig& c, double optimizer_lr) {
   using K = configs::SchedulerKind;
@@ -158,7 +158,7 @@ Engine::Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedCon
     throw std::invalid_argument("the config's batch keys are not resolved: give train_batch_size or "
                                 "train_micro_batch_size_per_gpu (validate the config for details)");
   adopt_communicator();
-  model_dtype_ = dtype_for(config_.precision());
+  model_dtype_ = model_dtype_for(config_.precision());
   autocast_dtype_ = autocast_dtype_for(config_.torch_autocast, options_.device);
   const OptimizerSettings settings = optimizer_settings_from_config(config_.optimizer);
   refuse_what_the_engine_cannot_run(settings);

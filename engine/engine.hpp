@@ -69,6 +69,9 @@ struct PhaseTimes {
   double gather_ms = 0;
 };
 
+/// The dtype of the model's parameters under a config's precision (fp16, bf16 or fp32).
+torch::Dtype model_dtype_for(configs::PrecisionMode mode);
+
 class Engine {
  public:
   Engine(std::shared_ptr<TrainableModel> model, const configs::ResolvedConfig& config,

@@ -191,6 +191,131 @@ void report_memory(const MemoryPrediction& prediction, const Engine& engine, Tra
   telemetry.log_line(text);
 }
 
+// NVTX ranges reach CUPTI only through this variable, read at the process's first NVTX call.
+void route_nvtx_to_cupti(bool profiled, const torch::Device& device) {
+  if (!profiled || !device.is_cuda() || std::getenv("NVTX_INJECTION64_PATH")) return;
+  const std::string cupti = profiler::cupti_library_path();
+  if (!cupti.empty()) ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
+}
+
+std::shared_ptr<Communicator> connect_ranks(CommunicatorOptions options, const torch::Device& device) {
+  if (options.world_size <= 1) return nullptr;
+  options.device = device;
+  return Communicator::connect(options);
+}
+
+// The model as the config wants it: partitioned from the start, recomputing its blocks, with the
+// weights of --weights.
+std::shared_ptr<TrainableModel> build_run_model(const TrainRunOptions& o, const LoadedConfig& loaded, int rank,
+                                                int world, const torch::Device& device, std::ostream& err) {
+  std::shared_ptr<TrainableModel> model;
+  {
+    // ZeRO stage 3 on several ranks builds the model partitioned (zero.Init): never whole on a
+    // rank. Weights loaded from a file need the whole tensors, so that path builds it whole.
+    std::unique_ptr<PartitionedInit> partitioned;
+    if (loaded.config.zero.stage == 3 && world > 1 && !o.weights_path)
+      partitioned = std::make_unique<PartitionedInit>(rank, world, model_dtype_for(loaded.config.precision()), device);
+    model = build_model(o.model, device.is_cuda(), device.is_cuda() ? device.index() : 0);
+  }
+  // Like a DeepSpeed model that wraps its blocks in deepspeed.checkpointing.checkpoint when the
+  // config has an activation_checkpointing block, the built-in models recompute each block then.
+  if (loaded.activation_checkpointing_block) model->set_activation_checkpointing(true);
+  if (o.weights_path) {
+    const auto report = load_safetensors_weights(*model, *o.weights_path);
+    for (const auto& warning : report.warnings) err << "warning: " << warning << "\n";
+  }
+  return model;
+}
+
+DataLoaderOptions loader_options(const TrainRunOptions& o, const configs::ResolvedConfig& config, int rank, int world) {
+  DataLoaderOptions options;
+  options.micro_batch_size = config.batch.train_micro_batch_size_per_gpu;
+  options.rank = rank;
+  options.world_size = world;
+  options.seed = o.seed;
+  options.drop_last = config.dataloader_drop_last;
+  return options;
+}
+
+EngineOptions engine_options(const TrainRunOptions& o, const LoadedConfig& loaded, const torch::Device& device,
+                             const CommunicatorOptions& ranks, std::shared_ptr<Communicator> comm,
+                             TrainingTelemetry& telemetry) {
+  EngineOptions options;
+  options.device = device;
+  options.rank = ranks.rank;
+  options.world_size = ranks.world_size;
+  options.communicator = std::move(comm);
+  options.config_json = loaded.json;
+  options.checkpoint_loss_scaler_objects = o.save_format == "deepspeed";
+  options.log = [&telemetry](const std::string& line) { telemetry.log_line(line); };
+  return options;
+}
+
+struct OptimizerStep {
+  StepOutcome outcome;
+  double loss = 0;  ///< the mean over the accumulation window
+  std::int64_t tokens = 0;
+};
+
+// One optimizer step: forward and backward of each micro-batch up to the accumulation boundary.
+OptimizerStep run_optimizer_step(Engine& engine, ShardedDataLoader& loader, LossReadback& losses) {
+  OptimizerStep step;
+  do {
+    const Batch batch = loader.next();
+    step.tokens += batch.num_tokens();
+    torch::Tensor loss = engine.forward(batch);
+    losses.push(loss);  // read after the step is queued: no wait between forward and backward
+    engine.backward(loss);
+    step.outcome = engine.step();
+  } while (!step.outcome.boundary);
+  step.loss = losses.take_sum() / static_cast<double>(engine.gradient_accumulation_steps());
+  return step;
+}
+
+bool checkpoint_due(const TrainRunOptions& o, std::int64_t global_step, bool last) {
+  return o.save_dir && ((o.save_every > 0 && global_step % o.save_every == 0) || last);
+}
+
+// The run's parts that outlive one step, for the loop.
+struct RunParts {
+  const TrainRunOptions& options;
+  const configs::ResolvedConfig& config;
+  Engine& engine;
+  ShardedDataLoader& loader;
+  TrainingTelemetry& telemetry;
+  ProfiledWindow* profiled;  ///< null outside a profiled CUDA run
+};
+
+// Optimizer steps up to --steps, each reported to the telemetry, profiled inside the window and
+// checkpointed when due.
+void train_steps(const RunParts& run, TrainRunResult& result) {
+  const auto& o = run.options;
+  auto& engine = run.engine;
+  LossReadback losses;
+  while (engine.global_steps() < o.steps) {
+    if (run.profiled) run.profiled->before_step(engine.global_steps() + 1);
+    run.telemetry.begin_step();
+    const OptimizerStep step = run_optimizer_step(engine, run.loader, losses);
+    run.telemetry.end_step(engine, step.outcome, step.loss, step.tokens);
+    if (run.profiled) run.profiled->after_step(engine.global_steps());
+    if (run.config.flops_profiler.enabled && engine.global_steps() == run.config.flops_profiler.profile_step &&
+        engine.rank() == 0)
+      report_flops_profile(o, run.config, engine, run.telemetry);
+    result.final_loss = step.loss;
+    ++result.steps_done;
+    const bool last = engine.global_steps() >= o.steps;
+    if (checkpoint_due(o, engine.global_steps(), last))
+      engine.save_checkpoint(*o.save_dir, std::nullopt, data_position_json(run.loader.position(), engine.world_size()));
+  }
+}
+
+// No rank leaves while another still talks to rank 0's store (NCCL's heartbeat polls it).
+void leave_together(const std::shared_ptr<Communicator>& comm) {
+  if (!comm) return;
+  comm->barrier();
+  comm->shutdown();
+}
+
 }  // namespace
 
 double training_flops_per_sample(const ModelSpec& spec, double parameters) {
@@ -203,111 +328,39 @@ double training_flops_per_sample(const ModelSpec& spec, double parameters) {
 
 TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::ostream& err) {
   if (o.steps <= 0) throw std::invalid_argument("--steps must be a positive number of optimizer steps");
-  CommunicatorOptions comm_options = communicator_options_from_environment();
-  const int rank = comm_options.rank, local_rank = comm_options.local_rank, world = comm_options.world_size;
-  const LoadedConfig loaded = load_config(o, world, err);
+  const CommunicatorOptions ranks = communicator_options_from_environment();
+  const LoadedConfig loaded = load_config(o, ranks.world_size, err);
   const auto& config = loaded.config;
-  const torch::Device device = resolve_rank_device(o.device, local_rank);
+  const torch::Device device = resolve_rank_device(o.device, ranks.local_rank);
   const auto window = profile_window(o, config);
-  // NVTX ranges reach CUPTI only through this variable, read at the process's first NVTX call.
-  if (window && device.is_cuda() && !std::getenv("NVTX_INJECTION64_PATH")) {
-    const std::string cupti = profiler::cupti_library_path();
-    if (!cupti.empty()) ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
-  }
-  std::shared_ptr<Communicator> comm;
-  if (world > 1) {
-    comm_options.device = device;
-    comm = Communicator::connect(comm_options);
-  }
+  route_nvtx_to_cupti(window.has_value(), device);
+  const auto comm = connect_ranks(ranks, device);
 
   torch::manual_seed(o.seed);
-  std::shared_ptr<TrainableModel> model;
-  {
-    // ZeRO stage 3 on several ranks builds the model partitioned (zero.Init): never whole on a
-    // rank. Weights loaded from a file need the whole tensors, so that path builds it whole.
-    std::unique_ptr<PartitionedInit> partitioned;
-    if (config.zero.stage == 3 && world > 1 && !o.weights_path) {
-      const auto precision = config.precision();
-      const torch::Dtype dtype = precision == configs::PrecisionMode::kBf16   ? torch::kBFloat16
-                                 : precision == configs::PrecisionMode::kFp16 ? torch::kFloat16
-                                                                              : torch::kFloat32;
-      partitioned = std::make_unique<PartitionedInit>(rank, world, dtype, device);
-    }
-    model = build_model(o.model, device.is_cuda(), device.is_cuda() ? device.index() : 0);
-  }
-  // Like a DeepSpeed model that wraps its blocks in deepspeed.checkpointing.checkpoint when the
-  // config has an activation_checkpointing block, the built-in models recompute each block then.
-  if (loaded.activation_checkpointing_block) model->set_activation_checkpointing(true);
-  if (o.weights_path) {
-    const auto report = load_safetensors_weights(*model, *o.weights_path);
-    for (const auto& warning : report.warnings) err << "warning: " << warning << "\n";
-  }
-  DataLoaderOptions loader_options;
-  loader_options.micro_batch_size = config.batch.train_micro_batch_size_per_gpu;
-  loader_options.rank = rank;
-  loader_options.world_size = world;
-  loader_options.seed = o.seed;
-  loader_options.drop_last = config.dataloader_drop_last;
-  ShardedDataLoader loader(make_dataset(o), loader_options);
-
-  EngineOptions engine_options;
-  engine_options.device = device;
-  engine_options.rank = rank;
-  engine_options.world_size = world;
-  engine_options.communicator = comm;
-  engine_options.config_json = loaded.json;
-  engine_options.checkpoint_loss_scaler_objects = o.save_format == "deepspeed";
-  TrainingTelemetry telemetry(o, config, loaded.json, rank, out, err);
-  engine_options.log = [&telemetry](const std::string& line) { telemetry.log_line(line); };
-  Engine engine(model, config, engine_options);
+  auto model = build_run_model(o, loaded, ranks.rank, ranks.world_size, device, err);
+  ShardedDataLoader loader(make_dataset(o), loader_options(o, config, ranks.rank, ranks.world_size));
+  TrainingTelemetry telemetry(o, config, loaded.json, ranks.rank, out, err);
+  Engine engine(model, config, engine_options(o, loaded, device, ranks, comm, telemetry));
   if (o.load_dir) loader.set_position(resume_position(engine.load_checkpoint(*o.load_dir), engine, loader, *o.load_dir, err));
   telemetry.start(engine, training_flops_per_sample(o.model, static_cast<double>(engine.parameter_count())));
   // In the session from the start, for `sessions show` to set beside what the run measures.
   const auto prediction = predict_memory(config, o.model, engine.world_size(), model->activation_checkpointing());
-  if (rank == 0) telemetry.log_line(memory_prediction_record(prediction));
+  if (ranks.rank == 0) telemetry.log_line(memory_prediction_record(prediction));
 
   std::unique_ptr<ProfiledWindow> profiled;
-  if (window && device.is_cuda()) profiled = std::make_unique<ProfiledWindow>(*window, rank, telemetry, err);
+  if (window && device.is_cuda()) profiled = std::make_unique<ProfiledWindow>(*window, ranks.rank, telemetry, err);
   else if (window) err << "note: the profiled window records GPU activity; this run is on the CPU\n";
   TrainRunResult result;
   const auto started = std::chrono::steady_clock::now();
-  LossReadback losses;
-  while (engine.global_steps() < o.steps) {
-    if (profiled) profiled->before_step(engine.global_steps() + 1);
-    telemetry.begin_step();
-    std::int64_t tokens = 0;
-    StepOutcome outcome;
-    do {
-      const Batch batch = loader.next();
-      tokens += batch.num_tokens();
-      torch::Tensor loss = engine.forward(batch);
-      losses.push(loss);  // read after the step is queued: no wait between forward and backward
-      engine.backward(loss);
-      outcome = engine.step();
-    } while (!outcome.boundary);
-    const double loss = losses.take_sum() / static_cast<double>(engine.gradient_accumulation_steps());
-    telemetry.end_step(engine, outcome, loss, tokens);
-    if (profiled) profiled->after_step(engine.global_steps());
-    if (config.flops_profiler.enabled && engine.global_steps() == config.flops_profiler.profile_step && rank == 0)
-      report_flops_profile(o, config, engine, telemetry);
-    result.final_loss = loss;
-    ++result.steps_done;
-    const bool last = engine.global_steps() >= o.steps;
-    if (o.save_dir && ((o.save_every > 0 && engine.global_steps() % o.save_every == 0) || last))
-      engine.save_checkpoint(*o.save_dir, std::nullopt, data_position_json(loader.position(), world));
-  }
+  train_steps({o, config, engine, loader, telemetry, profiled.get()}, result);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.global_steps = engine.global_steps();
   result.skipped_steps = engine.skipped_steps();
   result.tokens_per_second = telemetry.tokens_per_second();
   profiled.reset();
-  if (rank == 0) report_memory(prediction, engine, telemetry);
+  if (ranks.rank == 0) report_memory(prediction, engine, telemetry);
   result.session_uid = telemetry.finish(result.wall_seconds, engine);
-  if (comm) {
-    // No rank leaves while another still talks to rank 0's store (NCCL's heartbeat polls it).
-    comm->barrier();
-    comm->shutdown();
-  }
+  leave_together(comm);
   return result;
 }
 
