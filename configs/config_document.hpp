@@ -31,8 +31,12 @@ class ConfigFileError : public InputFileError {
   using InputFileError::InputFileError;
 };
 
-/// Reads (at most kMaxConfigFileBytes) and parses a file; throws ConfigFileError naming the file
-/// if it cannot be read.
+/// The text of a config file (at most kMaxConfigFileBytes); throws ConfigFileError naming the file
+/// if it cannot be read. For readers that hand the text on (`sessions import --config`, `watch`).
+std::string read_config_file_text(const std::string& path);
+
+/// Reads (read_config_file_text) and parses a file; throws ConfigFileError naming the file if it
+/// cannot be read.
 ConfigDocument parse_config_file(const std::string& path);
 
 }  // namespace shardscope::configs

@@ -507,14 +507,14 @@ ConfigDocument parse_config_text(const std::string& text, const std::string& fil
   return document;
 }
 
-ConfigDocument parse_config_file(const std::string& path) {
-  std::string text;
+std::string read_config_file_text(const std::string& path) {
   try {
-    text = read_input_file(path, "JSON config file", kMaxConfigFileBytes);
+    return read_input_file(path, "JSON config file", kMaxConfigFileBytes);
   } catch (const InputFileError& error) {
     throw ConfigFileError(error.what());
   }
-  return parse_config_text(text, path);
 }
+
+ConfigDocument parse_config_file(const std::string& path) { return parse_config_text(read_config_file_text(path), path); }
 
 }  // namespace shardscope::configs

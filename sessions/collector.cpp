@@ -17,12 +17,6 @@
 namespace shardscope::sessions {
 namespace {
 
-Store open_store(const std::string& path) {
-  StoreOpenOptions open;
-  open.create_if_missing = true;
-  return Store::open(path, open);
-}
-
 CollectorOptions checked(CollectorOptions options) {
   if (options.session_uid.empty())
     throw SessionsError(ErrorKind::kInvalidArgument, "a collector records one run: give it the run's session uid");
@@ -37,7 +31,7 @@ CollectorOptions checked(CollectorOptions options) {
 
 Collector::Impl::Impl(CollectorOptions o)
     : options(checked(std::move(o))),
-      store(open_store(options.db_path)),
+      store(Store::open_or_create(options.db_path)),
       session_uid(std::make_shared<const std::string>(options.session_uid)) {}
 
 void Collector::Impl::log(CollectorLogLevel level, const std::string& message) const {

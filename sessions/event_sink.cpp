@@ -129,9 +129,7 @@ struct FileEventSink::State {
 FileEventSink::FileEventSink(const FileSinkOptions& options) : options_(options) {
   if (options.session_uid.empty())
     throw SessionsError(ErrorKind::kInvalidArgument, "a session uid is required to write a session file");
-  StoreOpenOptions open;
-  open.create_if_missing = true;
-  state_ = std::make_unique<State>(Store::open(options.db_path, open), options.session_uid);
+  state_ = std::make_unique<State>(Store::open_or_create(options.db_path), options.session_uid);
   state_->writer.ensure_session(options.session_uid);
 }
 

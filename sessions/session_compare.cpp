@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -76,6 +77,23 @@ Leaves config_leaves(const SessionDetail& d, Store& store) {
   }
 }
 
+// A host's clock offset to 0.1 ms, finer than a probe over a network resolves, with the probe's
+// uncertainty: "+12.3 ms (± 0.2 ms)". A value that rounds to zero is "+0.0", never "-0.0", so
+// two hosts on the same clock do not show as differing.
+std::string clock_offset_text(const SessionHost& h) {
+  const auto tenths_of_ms = [](double seconds) {
+    const double ms = std::round(seconds * 1e4) / 10;
+    return ms == 0 ? 0.0 : ms;
+  };
+  char text[96];
+  if (h.clock_uncertainty_s)
+    std::snprintf(text, sizeof text, "%+.1f ms (\xc2\xb1 %.1f ms)", tenths_of_ms(*h.clock_offset_s),
+                  tenths_of_ms(*h.clock_uncertainty_s));
+  else
+    std::snprintf(text, sizeof text, "%+.1f ms", tenths_of_ms(*h.clock_offset_s));
+  return text;
+}
+
 void check_ids(const std::vector<std::int64_t>& ids) {
   if (ids.size() < kMinCompared || ids.size() > kMaxCompared)
     throw SessionsError(ErrorKind::kInvalidArgument, "compare takes 2 to 8 sessions, got " + std::to_string(ids.size()));
@@ -117,8 +135,7 @@ Leaves environment_leaves(const SessionDetail& d) {
     leaves.emplace_back(prefix + "host", r.info.host);
     leaves.emplace_back(prefix + "device", r.info.device);
   }
-  // Hosts in node order with their ranks and builds; clock offsets differ on every run, so they
-  // are left out of the diff (sessions show prints them).
+  // Hosts in node order with their ranks, builds and clock offsets (which differ on most runs).
   leaves.emplace_back("run.hosts", std::to_string(d.hosts.size()));
   for (std::size_t i = 0; i < d.hosts.size(); ++i) {
     const auto& h = d.hosts[i];
@@ -129,6 +146,7 @@ Leaves environment_leaves(const SessionDetail& d) {
     leaves.emplace_back(prefix + "ranks", ranks);
     if (!h.shardscope_version.empty())
       leaves.emplace_back(prefix + "shardscope", h.shardscope_version + " (" + h.git_hash + ")");
+    if (h.clock_offset_s) leaves.emplace_back(prefix + "clock_offset", clock_offset_text(h));
   }
   for (const auto& [name, value] : d.environment_variables) leaves.emplace_back("env." + name, value);
   return leaves;

@@ -224,6 +224,12 @@ Store Store::open(const std::string& path, const StoreOpenOptions& options) {
   return Store(std::move(impl));
 }
 
+Store Store::open_or_create(const std::string& path) {
+  StoreOpenOptions options;
+  options.create_if_missing = true;
+  return open(path, options);
+}
+
 void Store::open_validated(Impl& impl, const StoreOpenOptions& options, bool may_initialize) {
   SqliteDb& db = *impl.db;
   const std::string& path = db.path();

@@ -23,7 +23,7 @@ enum class IntegrityCheck {
 };
 
 struct StoreOpenOptions {
-  bool create_if_missing = false;  ///< writers (collector, file sink) create; readers do not
+  bool create_if_missing = false;  ///< writers create (Store::open_or_create); readers do not
   bool read_only = false;          ///< never writes; an older schema is then an error, not upgraded
   IntegrityCheck integrity = IntegrityCheck::kRefuse;  ///< runs before anything is written
   int busy_timeout_ms = 5000;      ///< how long to wait for another writer's lock
@@ -33,6 +33,9 @@ class Store {
  public:
   /// Opens, validates and (when older and writable) upgrades the store at `path`.
   static Store open(const std::string& path, const StoreOpenOptions& options = {});
+  /// Opens the store at `path` for writing as open() does, creating it when it is missing: what
+  /// writers do (the collector, a run's session file, an import).
+  static Store open_or_create(const std::string& path);
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;

@@ -2,6 +2,7 @@
 // Sessions page. Tables for people, --json for scripts; the work is in the sessions library.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <iomanip>
@@ -41,6 +42,13 @@ std::string json_text(const nlohmann::json& j) {
   return j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
+// The characters a terminal shows for `text` (valid UTF-8, as shown() returns): its code points,
+// so a "±" or a non-ASCII host name pads like one character, not two or three bytes.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
+}
+
 // Columns padded to their widest cell; the first row is the header, underlined. Every cell is
 // shown escaped: names, hosts and timer names come from the session file.
 void print_table(std::ostream& out, const Table& raw_rows) {
@@ -50,11 +58,11 @@ void print_table(std::ostream& out, const Table& raw_rows) {
     for (auto& cell : row) cell = shown(cell);
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], display_width(row[i]));
   for (std::size_t r = 0; r < rows.size(); ++r) {
     std::string line;
     for (std::size_t i = 0; i < rows[r].size(); ++i)
-      line += rows[r][i] + (i + 1 < rows[r].size() ? std::string(width[i] - rows[r][i].size() + 2, ' ') : "");
+      line += rows[r][i] + (i + 1 < rows[r].size() ? std::string(width[i] - display_width(rows[r][i]) + 2, ' ') : "");
     out << line << "\n";
     if (r == 0) {
       std::size_t total = 0;

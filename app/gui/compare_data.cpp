@@ -1,8 +1,6 @@
 #include "app/gui/compare_data.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -44,32 +42,6 @@ Series series_of(const std::vector<ss::CurvePoint>& points) {
   return s;
 }
 
-// The hosts' clock offsets, which the library's environment rows leave out because they change
-// with every run; the page shows them beside each host's name, ranks and build (to 0.1 ms, finer
-// than a probe over a network resolves).
-Leaves clock_offset_leaves(const std::vector<ss::SessionHost>& hosts) {
-  Leaves leaves;
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    const auto& h = hosts[i];
-    if (!h.clock_offset_s) continue;
-    char text[96];
-    if (h.clock_uncertainty_s)
-      std::snprintf(text, sizeof text, "%+.1f ms (\xc2\xb1 %.1f ms)", *h.clock_offset_s * 1e3, *h.clock_uncertainty_s * 1e3);
-    else
-      std::snprintf(text, sizeof text, "%+.1f ms", *h.clock_offset_s * 1e3);
-    leaves.emplace_back("run.hosts[" + std::to_string(i) + "].clock_offset", text);
-  }
-  return leaves;
-}
-
-// Adds the clock offset rows to the environment rows, in path order as diff_documents gives them.
-void add_clock_offset_rows(const std::vector<std::vector<ss::SessionHost>>& hosts, std::vector<ss::DiffRow>& rows) {
-  std::vector<Leaves> documents;
-  for (const auto& h : hosts) documents.push_back(clock_offset_leaves(h));
-  for (auto& row : ss::diff_documents(documents, false)) rows.push_back(std::move(row));
-  std::stable_sort(rows.begin(), rows.end(), [](const ss::DiffRow& a, const ss::DiffRow& b) { return a.path < b.path; });
-}
-
 void compare_in_one_file(const std::vector<SessionRef>& refs, std::int64_t warmup, Comparison& out) {
   ss::Store store = open_reader(refs.front().file);
   std::vector<std::int64_t> ids;
@@ -84,9 +56,6 @@ void compare_in_one_file(const std::vector<SessionRef>& refs, std::int64_t warmu
   out.config_diff = std::move(c.config_diff);
   out.environment_diff = std::move(c.environment_diff);
   out.run_diff = std::move(c.run_diff);
-  std::vector<std::vector<ss::SessionHost>> hosts;
-  for (auto id : ids) hosts.push_back(ss::load_session_hosts(store, id));
-  add_clock_offset_rows(hosts, out.environment_diff);
   for (const auto& curve : c.curves) {
     RawCurve raw{curve.metric, {}};
     for (const auto& values : curve.values) raw.sessions.push_back(series_of(curve.steps, values));
@@ -100,7 +69,6 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
   for (const auto& r : refs)
     if (!stores.count(r.file)) stores[r.file] = std::make_unique<ss::Store>(open_reader(r.file));
   std::vector<Leaves> configs, environments, runs;
-  std::vector<std::vector<ss::SessionHost>> hosts;
   std::set<std::string> timers;
   ss::SummaryOptions summary_options;
   summary_options.warmup_steps = warmup;
@@ -111,7 +79,6 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
     configs.push_back(detail.config_json.empty() ? Leaves{} : ss::flatten_json_text(detail.config_json));
     environments.push_back(ss::environment_leaves(detail));
     runs.push_back(ss::run_leaves(detail));
-    hosts.push_back(detail.hosts);
     for (auto& name : ss::load_timer_names(store, r.id)) timers.insert(name);
   }
   for (auto metric : compared_metrics()) {
@@ -127,7 +94,6 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
   out.summary = ss::summary_deltas(out.summaries);
   out.config_diff = ss::diff_documents(configs, false);
   out.environment_diff = ss::diff_documents(environments, false);
-  add_clock_offset_rows(hosts, out.environment_diff);
   out.run_diff = ss::diff_documents(runs, false);
 }
 

@@ -183,9 +183,7 @@ struct QueryTiming {
 std::vector<QueryTiming> query(const Options& o, double& fill_s) {
   const std::string path = o.db + ".query";
   remove_db(path);
-  StoreOpenOptions open;
-  open.create_if_missing = true;
-  Store store = Store::open(path, open);
+  Store store = Store::open_or_create(path);
   StoreWriter writer(store);
   const auto t0 = Clock::now();
   for (std::int64_t first = 0; first < o.query_steps; first += 2000) {

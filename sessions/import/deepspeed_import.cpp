@@ -113,7 +113,7 @@ void read_config(ImportRun& run) {
   std::string text, file;
   if (run.sources.config_file) {
     file = *run.sources.config_file;
-    text = read_file_bytes(file, kMaxTextFileBytes);
+    text = read_config_file_bytes(file);
   } else if (!run.facts.user_config_json.empty()) {
     file = "the config printed in the log";
     text = run.facts.user_config_json;
@@ -244,9 +244,7 @@ DeepSpeedImportResult import_deepspeed_run_into(const std::string& path, const D
   std::error_code ignored;
   const bool existed = std::filesystem::exists(path, ignored);
   try {
-    StoreOpenOptions open;
-    open.create_if_missing = true;
-    Store store = Store::open(path, open);
+    Store store = Store::open_or_create(path);
     return import_deepspeed_run(store, sources, options);
   } catch (...) {
     if (!existed)

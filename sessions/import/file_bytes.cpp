@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "configs/config_document.hpp"
 #include "configs/input_file.hpp"
 #include "sessions/import/import_error.hpp"
 
@@ -42,6 +43,14 @@ std::string read_growing(const configs::InputFile& file, const std::string& path
 }
 
 }  // namespace
+
+std::string read_config_file_bytes(const std::string& path) {
+  try {
+    return configs::read_config_file_text(path);
+  } catch (const configs::ConfigFileError& error) {
+    throw ImportError(error.what());
+  }
+}
 
 std::string read_file_bytes(const std::string& path, std::size_t max_bytes) {
   return with_input_file(path, [&](const configs::InputFile& file) {

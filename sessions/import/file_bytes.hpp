@@ -17,6 +17,9 @@ inline constexpr std::size_t kMaxTraceFileBytes = std::size_t{4} << 30;
 
 /// The whole file; throws ImportError naming the file when it cannot be read or exceeds `max_bytes`.
 std::string read_file_bytes(const std::string& path, std::size_t max_bytes);
+/// A DeepSpeed config given to an import or a watch, read as configs/ reads every config
+/// (configs::read_config_file_text: at most kMaxConfigFileBytes); throws ImportError naming the file.
+std::string read_config_file_bytes(const std::string& path);
 /// Bytes [offset, offset + max_bytes) of a file that may be growing (a live run's CSV or log);
 /// "" at the end. Throws ImportError when it cannot be opened.
 std::string read_file_from(const std::string& path, std::uint64_t offset, std::size_t max_bytes);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "configs/config_document.hpp"
+#include "configs/input_file.hpp"
 #include "sessions/import/file_bytes.hpp"
 #include "sessions/import/import_error.hpp"
 
@@ -23,10 +24,14 @@ bool is_file(const std::string& path) {
 
 bool ends_with_json(const std::string& s) { return s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0; }
 
-// A .json file whose top-level keys include a DeepSpeed batch, ZeRO or precision key.
+// A .json file whose top-level keys include a DeepSpeed batch, ZeRO or precision key. One larger
+// than a config may be (a data file the script takes) is not one.
 bool looks_like_deepspeed_config(const std::string& path) {
   if (!ends_with_json(path) || !is_file(path)) return false;
-  const auto document = configs::parse_config_text(read_file_bytes(path, kMaxTextFileBytes), path);
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  if (error || size > configs::kMaxConfigFileBytes) return false;
+  const auto document = configs::parse_config_text(read_config_file_bytes(path), path);
   if (!document.root || !document.root->is_object()) return false;
   for (const char* key : {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
                           "zero_optimization", "fp16", "bf16", "optimizer"})
@@ -74,7 +79,7 @@ WatchPlan plan_watch(const std::vector<std::string>& command, const std::string&
   WatchPlan plan;
   plan.config_argument = found->first;
   plan.config_path = found->second;
-  const auto document = configs::parse_config_text(read_file_bytes(plan.config_path, kMaxTextFileBytes), plan.config_path);
+  const auto document = configs::parse_config_text(read_config_file_bytes(plan.config_path), plan.config_path);
   if (!document.root || !document.root->is_object())
     throw ImportError(plan.config_path + ": not a DeepSpeed config (a JSON object); `shardscope validate " +
                       plan.config_path + "` shows why");

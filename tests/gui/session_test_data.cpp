@@ -99,9 +99,7 @@ std::vector<ss::Event> run_events(const RunSpec& spec) {
 }
 
 std::vector<std::string> write_sessions(const QString& path, const std::vector<RunSpec>& runs) {
-  ss::StoreOpenOptions options;
-  options.create_if_missing = true;
-  ss::Store store = ss::Store::open(path.toStdString(), options);
+  ss::Store store = ss::Store::open_or_create(path.toStdString());
   ss::StoreWriter writer(store);
   std::vector<std::string> uids;
   for (const auto& run : runs) {

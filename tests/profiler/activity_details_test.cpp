@@ -54,9 +54,7 @@ TEST(ActivityDetails, RoundTripOnTheWire) {
 
 TEST(ActivityDetails, StoredAndReadBack) {
   test::TempDir dir;
-  StoreOpenOptions create;
-  create.create_if_missing = true;
-  Store store = Store::open(dir.file("runs.db"), create);
+  Store store = Store::open_or_create(dir.file("runs.db"));
   StoreWriter(store).write("uid-details", {detailed_batch()});
   const auto id = find_session(store, "uid-details");
   const auto back = load_activity_details(store, id, 2);

@@ -83,9 +83,7 @@ ActivityBatch profiled_window() {
 class ProfileAnalysesTest : public ::testing::Test {
  protected:
   ProfileAnalyses analyze(bool with_window, const AnalysisOptions& options = {}) {
-    StoreOpenOptions open;
-    open.create_if_missing = true;
-    Store store = Store::open(dir_.file("runs" + std::to_string(stores_++) + ".db"), open);
+    Store store = Store::open_or_create(dir_.file("runs" + std::to_string(stores_++) + ".db"));
     auto events = recorded_events();
     if (with_window) events.push_back(profiled_window());
     StoreWriter(store).write("uid-profiled", events);

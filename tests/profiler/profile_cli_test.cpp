@@ -20,9 +20,7 @@ using shardscope::testing::run_cli;
 class ProfileCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    StoreOpenOptions open;
-    open.create_if_missing = true;
-    Store store = Store::open(db_path(), open);
+    Store store = Store::open_or_create(db_path());
     StoreWriter writer(store);
     for (const char* name : {"windowed", "plain"}) {
       RunStart start;

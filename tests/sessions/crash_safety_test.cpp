@@ -58,9 +58,7 @@ using Clock = std::chrono::steady_clock;
 // Child: explicit transactions of 500 steps; batch b holds steps [500b, 500b + 500) with loss b.
 [[noreturn]] void run_writer_child(const std::string& path) {
   try {
-    StoreOpenOptions open;
-    open.create_if_missing = true;
-    Store store = Store::open(path, open);
+    Store store = Store::open_or_create(path);
     StoreWriter writer(store);
     for (std::int64_t batch = 0;; ++batch) {
       std::vector<Event> events;

@@ -33,7 +33,7 @@ using testing::write_bytes;
 
 std::string filled_store(const std::string& stem, const std::string& name = "run") {
   const auto path = temp_path(stem);
-  Store store = testing::create_store(path);
+  Store store = Store::open_or_create(path);
   StoreWriter writer(store);
   std::vector<Event> events{testing::sample_run_start(name, 1, "{}")};
   for (auto& e : testing::sample_steps(1, 50)) events.push_back(e);
@@ -130,7 +130,7 @@ TEST(HostileSessionFile, ASessionWhoseWriterDiedIsMarkedInterruptedAtTheNextWrit
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {  // a writer that records its start, then is killed before its RunEnd
-    Store store = testing::create_store(path);
+    Store store = Store::open_or_create(path);
     StoreWriter(store).write("orphan-uid", {testing::sample_run_start("orphan", 1, "{}")});
     ::pause();
   }

@@ -38,9 +38,7 @@ TEST(AlignCurves, UnionOfStepsWithGaps) {
 
 TEST(CompareSessions, DeltasAndDiffsAgainstTheBaseline) {
   const auto path = testing::temp_path("compare");
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  Store store = Store::open(path, options);
+  Store store = Store::open_or_create(path);
   StoreWriter writer(store);
   std::vector<Event> a{testing::sample_run_start("a", 2, R"({"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}})")};
   for (auto& e : testing::sample_steps(2, 10)) a.push_back(e);
@@ -81,6 +79,42 @@ TEST(CompareSessions, DeltasAndDiffsAgainstTheBaseline) {
   EXPECT_THROW(compare_sessions(store, {1, 1}), SessionsError);
   EXPECT_THROW(compare_sessions(store, {1, 2, 3, 4, 5, 6, 7, 8, 9}), SessionsError);
   EXPECT_THROW(compare_sessions(store, {1, 99}), StoreError);
+  testing::remove_store(path);
+}
+
+const DiffRow* find_row(const std::vector<DiffRow>& rows, const std::string& path) {
+  for (const auto& row : rows)
+    if (row.path == path) return &row;
+  return nullptr;
+}
+
+TEST(CompareSessions, HostsClockOffsetsAreEnvironmentRows) {
+  const auto path = testing::temp_path("compare_clocks");
+  Store store = Store::open_or_create(path);
+  StoreWriter writer(store);
+  // node-a is the collector's host; -0.01 ms rounds to the same "+0.0 ms" as 0.
+  writer.write("uid-clock-a", testing::two_host_run("a", {0.0, 0.0002}, {0.0123, 0.0002}));
+  writer.write("uid-clock-b", testing::two_host_run("b", {-0.00001, 0.0002}, {-0.0456, std::nullopt}));
+  writer.write("uid-clock-c", testing::two_host_run("c", {0.0, 0.0002}, {}));  // node-b never probed
+
+  const auto c = compare_sessions(store, {1, 2, 3});
+  const DiffRow* offset = find_row(c.environment_diff, "run.hosts[1].clock_offset");
+  ASSERT_NE(offset, nullptr);
+  EXPECT_EQ(offset->values[0], "+12.3 ms (\u00b1 0.2 ms)");
+  EXPECT_EQ(offset->values[1], "-45.6 ms");  // no uncertainty recorded
+  EXPECT_EQ(offset->values[2], std::nullopt);
+  EXPECT_TRUE(offset->differs);
+  EXPECT_EQ(find_row(c.environment_diff, "run.hosts[0].clock_offset"), nullptr) << "equal offsets are no difference";
+  EXPECT_EQ(find_row(c.environment_diff, "run.hosts[1].name"), nullptr);
+
+  CompareOptions all;
+  all.diff_only = false;
+  const auto every = compare_sessions(store, {1, 2}, all);
+  const DiffRow* same = find_row(every.environment_diff, "run.hosts[0].clock_offset");
+  ASSERT_NE(same, nullptr);
+  EXPECT_EQ(same->values[1], "+0.0 ms (\u00b1 0.2 ms)");
+  EXPECT_FALSE(same->differs);
+  EXPECT_EQ(*find_row(every.environment_diff, "run.hosts[1].name")->values[0], "node-b");
   testing::remove_store(path);
 }
 

@@ -36,12 +36,6 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
-Store create_store(const std::string& path) {
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  return Store::open(path, options);
-}
-
 RunStart sample_run_start(const std::string& name, int world_size, const std::string& config_json) {
   RunStart start;
   start.name = name;
@@ -59,6 +53,25 @@ RunStart sample_run_start(const std::string& name, int world_size, const std::st
   start.peak_tflops_per_gpu = 100;
   start.tags = {"baseline"};
   return start;
+}
+
+std::vector<Event> two_host_run(const std::string& name, const HostClock& node_a, const HostClock& node_b) {
+  RunStart start = sample_run_start(name, 2, "{}");
+  start.ranks[1].host = "node-b";
+  std::vector<Event> events{start};
+  const HostClock* clocks[] = {&node_a, &node_b};
+  for (int node = 0; node < 2; ++node) {
+    HostReport host;
+    host.host = start.ranks[node].host;
+    host.node_rank = node;
+    host.clock_offset_s = clocks[node]->offset_s;
+    host.clock_uncertainty_s = clocks[node]->uncertainty_s;
+    host.shardscope_version = "0.1.0";
+    host.git_hash = "abc1234";
+    host.ranks = {start.ranks[node]};
+    events.push_back(host);
+  }
+  return events;
 }
 
 std::vector<Event> sample_steps(int world_size, int steps) {

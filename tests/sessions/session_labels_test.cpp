@@ -26,7 +26,7 @@ std::vector<Event> launched_run(const std::string& name, const std::string& hidd
 TEST(SessionLabels, RenameAndTagAreTransactionsOnTheStore) {
   const auto path = testing::temp_path("labels");
   {
-    Store store = testing::create_store(path);
+    Store store = Store::open_or_create(path);
     StoreWriter(store).write("uid-labels-0001", launched_run("first", "64"));
     rename_session(store, 1, "gpt2 hidden 64");
     EXPECT_EQ(load_session(store, 1).info.name, "gpt2 hidden 64");
@@ -55,7 +55,7 @@ TEST(SessionLabels, RenameAndTagAreTransactionsOnTheStore) {
 TEST(SessionCompare, RunDiffShowsTheFlagsThatDiffer) {
   const auto path = testing::temp_path("rundiff");
   {
-    Store store = testing::create_store(path);
+    Store store = Store::open_or_create(path);
     StoreWriter writer(store);
     writer.write("uid-run-00000a", launched_run("a", "64"));
     writer.write("uid-run-00000b", launched_run("b", "128"));

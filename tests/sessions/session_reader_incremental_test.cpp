@@ -17,9 +17,7 @@ class IncrementalReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = testing::temp_path("incremental");
-    StoreOpenOptions options;
-    options.create_if_missing = true;
-    writer_store_ = std::make_unique<Store>(Store::open(path_, options));
+    writer_store_ = std::make_unique<Store>(Store::open_or_create(path_));
     writer_ = std::make_unique<StoreWriter>(*writer_store_);
     std::vector<Event> events{testing::sample_run_start("live", 3, R"({"zero_optimization": {"stage": 1}})")};
     for (auto& e : testing::sample_steps(3, 5)) events.push_back(e);

@@ -15,9 +15,7 @@ class SessionReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = testing::temp_path("reader");
-    StoreOpenOptions options;
-    options.create_if_missing = true;
-    store_ = std::make_unique<Store>(Store::open(path_, options));
+    store_ = std::make_unique<Store>(Store::open_or_create(path_));
     StoreWriter writer(*store_);
     std::vector<Event> a{testing::sample_run_start("alpha", 2, R"({"zero_optimization": {"stage": 2}})")};
     for (auto& e : testing::sample_steps(2, 10)) a.push_back(e);

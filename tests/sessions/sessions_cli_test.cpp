@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,9 +26,7 @@ class SessionsCli : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = testing::temp_path("cli") + ".db";
-    StoreOpenOptions options;
-    options.create_if_missing = true;
-    Store store = Store::open(db_, options);
+    Store store = Store::open_or_create(db_);
     StoreWriter writer(store);
     for (const char* name : {"alpha", "beta"}) {
       std::vector<Event> events{testing::sample_run_start(name, 2, std::string(R"({"zero_optimization": {"stage": )") +
@@ -81,6 +80,51 @@ TEST_F(SessionsCli, ShowAndCompare) {
   EXPECT_NE(table.out.find("config diff"), std::string::npos);
   EXPECT_EQ(run_cli({"sessions", "compare", "alpha", "--db", db_}).exit_code, 2);
   EXPECT_EQ(run_cli({"sessions", "compare", "alpha", "beta", "--db", db_, "--smoothing", "gauss"}).exit_code, 2);
+}
+
+// The line of `text` that starts with `start`, "" when none does.
+std::string line_starting(const std::string& text, const std::string& start) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(start, 0) == 0) return line;
+  return "";
+}
+
+// Where `part` starts in `line`, counted in characters as a terminal shows them (UTF-8 code points).
+std::size_t display_column(const std::string& line, const std::string& part) {
+  const auto at = line.find(part);
+  if (at == std::string::npos) return std::string::npos;
+  return static_cast<std::size_t>(std::count_if(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(at),
+                                                [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
+}
+
+TEST_F(SessionsCli, CompareShowsTheHostsClockOffsets) {
+  {
+    Store store = Store::open(db_);
+    StoreWriter writer(store);
+    writer.write("uid-clock-a", testing::two_host_run("clock-a", {0.0, 0.0002}, {0.0123, 0.0002}));
+    writer.write("uid-clock-b", testing::two_host_run("clock-b", {0.0, 0.0002}, {-0.0456, 0.0002}));
+  }
+  const auto table = run_cli({"sessions", "compare", "clock-a", "clock-b", "--db", db_});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const std::string row = line_starting(table.out, "run.hosts[1].clock_offset ");
+  EXPECT_NE(row.find("+12.3 ms (\u00b1 0.2 ms)"), std::string::npos) << table.out;
+  EXPECT_NE(row.find("-45.6 ms (\u00b1 0.2 ms)"), std::string::npos) << table.out;
+  EXPECT_EQ(line_starting(table.out, "run.hosts[0].clock_offset "), "") << "equal offsets are not a difference";
+  // The columns stay aligned on screen although the offsets carry a two-byte character.
+  const auto environment = table.out.find("environment diff:");
+  ASSERT_NE(environment, std::string::npos) << table.out;
+  const std::string header = line_starting(table.out.substr(environment), "path ");
+  EXPECT_EQ(display_column(row, "-45.6"), display_column(header, "#4 clock-b")) << table.out;
+  const auto all = run_cli({"sessions", "compare", "clock-a", "clock-b", "--db", db_, "--all"});
+  EXPECT_NE(line_starting(all.out, "run.hosts[0].clock_offset ").find("+0.0 ms"), std::string::npos) << all.out;
+
+  const auto json = run_cli({"sessions", "compare", "clock-a", "clock-b", "--db", db_, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto rows = nlohmann::json::parse(json.out)["environment_diff"];
+  const auto offset = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r["path"] == "run.hosts[1].clock_offset"; });
+  ASSERT_NE(offset, rows.end()) << json.out;
+  EXPECT_EQ((*offset)["values"], nlohmann::json({"+12.3 ms (\u00b1 0.2 ms)", "-45.6 ms (\u00b1 0.2 ms)"}));
 }
 
 TEST_F(SessionsCli, ExportWritesCsvPerTableAndOneJsonDocument) {
@@ -176,9 +220,7 @@ TEST_F(SessionsCli, BadFilesGiveAClearErrorAndExitCode2Everywhere) {
   const auto truncated = testing::temp_path("truncated") + ".db";
   const auto corrupted = testing::temp_path("corrupted") + ".db";
   {
-    StoreOpenOptions options;
-    options.create_if_missing = true;
-    Store big = Store::open(truncated, options);
+    Store big = Store::open_or_create(truncated);
     StoreWriter writer(big);
     writer.write("u", testing::sample_steps(4, 300));
     big.checkpoint();

@@ -43,7 +43,7 @@ std::string open_message(const std::string& path) {
 TEST(Store, CreatesAStampedWalStore) {
   const auto path = temp_path("create");
   {
-    Store store = testing::create_store(path);
+    Store store = Store::open_or_create(path);
     EXPECT_EQ(store.schema_version(), kSchemaVersion);
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
@@ -58,7 +58,7 @@ TEST(Store, CreatesAStampedWalStore) {
 TEST(Store, EnvironmentVariablesAreStoredWithCredentialsRedacted) {
   const auto path = temp_path("env");
   {
-    Store store = testing::create_store(path);
+    Store store = Store::open_or_create(path);
     StoreWriter writer(store);
     RunStart start = testing::sample_run_start("env-run", 1, "{}");
     start.environment_variables = {{"NCCL_DEBUG", "INFO"}, {"WANDB_API_KEY", "wandb-secret-value"}};
@@ -78,7 +78,7 @@ TEST(Store, ANewSessionFileAndItsWalArePrivateToItsOwner) {
   const auto path = temp_path("private");
   const mode_t old_umask = ::umask(022);  // the usual umask, which alone would give 0644
   {
-    Store store = testing::create_store(path);
+    Store store = Store::open_or_create(path);
     StoreWriter writer(store);
     writer.write("uid", {LogLine{0, 1, LogLevel::kInfo, "a line"}});
     for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
@@ -123,7 +123,7 @@ TEST(Store, ForeignSqliteFileIsRejectedUntouched) {
 
 TEST(Store, NewerSchemaIsRejectedUntouched) {
   const auto path = temp_path("newer");
-  { testing::create_store(path).checkpoint(); }
+  { Store::open_or_create(path).checkpoint(); }
   {
     SqliteDb db(path, false, false);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
@@ -138,7 +138,7 @@ TEST(Store, NewerSchemaIsRejectedUntouched) {
 TEST(Store, TruncatedFileIsCorrupt) {
   const auto path = temp_path("truncated");
   {
-    Store store = testing::create_store(path);
+    Store store = Store::open_or_create(path);
     StoreWriter writer(store);
     writer.write("u", testing::sample_steps(2, 200));
     store.checkpoint();
@@ -155,7 +155,7 @@ TEST(Store, TruncatedFileIsCorrupt) {
 TEST(Store, CorruptedPagesAreReportedByVerification) {
   const auto path = temp_path("corrupted");
   {
-    Store store = testing::create_store(path);
+    Store store = Store::open_or_create(path);
     StoreWriter writer(store);
     writer.write("u", testing::sample_steps(2, 300));
     store.checkpoint();
@@ -233,7 +233,7 @@ std::string plan(SqliteDb& db, const std::string& sql) {
 // The queries of the reader must be index range scans, never full scans of the big tables.
 TEST(Store, ReaderQueriesUseIndexes) {
   const auto path = temp_path("plans");
-  Store store = testing::create_store(path);
+  Store store = Store::open_or_create(path);
   auto& db = store.db();
   const auto curve = plan(db, "SELECT step, AVG(loss) FROM steps WHERE session_id = 1 AND loss IS NOT NULL GROUP BY step");
   EXPECT_NE(curve.find("USING PRIMARY KEY (session_id=?)"), std::string::npos) << curve;

@@ -27,7 +27,7 @@ void write(const fs::path& path, const std::string& text) {
 
 TEST(DeepSpeedImport, ALogAloneGivesStepsTimersCommsFactsAndItsConfig) {
   const auto db = testing::temp_path("import_log");
-  Store store = testing::create_store(db);
+  Store store = Store::open_or_create(db);
   DeepSpeedImportSources sources;
   sources.log_files = {kLog};
   const auto result = import_deepspeed_run(store, sources);
@@ -58,7 +58,7 @@ TEST(DeepSpeedImport, MonitorValuesAreExactAndStepsFollowTrainBatchSize) {
   write(dir / "Train_Samples_lr.csv", "step,lr\r\n8,0.0\r\n16,0.0006309297535714573\r\n24,0.001\r\n");
   write(dir / "Train_Samples_elapsed_time_ms_forward.csv", "step,elapsed_time_ms_forward\r\n8,0.6923675537109375\r\n");
   const auto db = testing::temp_path("import_csv_db");
-  Store store = testing::create_store(db);
+  Store store = Store::open_or_create(db);
   DeepSpeedImportSources sources;
   sources.csv_monitor_dir = dir.string();
   sources.log_files = {kLog};  // its train_batch_size (8) sets the step of every sample count
@@ -76,7 +76,7 @@ TEST(DeepSpeedImport, MonitorValuesAreExactAndStepsFollowTrainBatchSize) {
 
 TEST(DeepSpeedImport, ImportedAndNativeSessionsCompare) {
   const auto db = testing::temp_path("import_compare");
-  Store store = testing::create_store(db);
+  Store store = Store::open_or_create(db);
   StoreWriter writer(store);
   std::vector<Event> native{testing::sample_run_start("native", 2, R"({"zero_optimization": {"stage": 3}})")};
   for (auto& e : testing::sample_steps(2, 8)) native.push_back(e);
@@ -98,7 +98,7 @@ TEST(DeepSpeedImport, ImportedAndNativeSessionsCompare) {
 
 TEST(DeepSpeedImport, CancellingWritesNothingAndBadInputNamesTheFile) {
   const auto db = testing::temp_path("import_cancel");
-  Store store = testing::create_store(db);
+  Store store = Store::open_or_create(db);
   std::atomic<bool> cancel{true};
   DeepSpeedImportOptions options;
   options.cancel = &cancel;
@@ -136,7 +136,7 @@ TEST(DeepSpeedImport, AFailedImportIntoANewFileLeavesNoFile) {
   EXPECT_EQ(import_deepspeed_run_into(db, sources).session_id, 1);  // a good one creates it
   sources.csv_monitor_dir = "/nonexistent/csv";
   EXPECT_THROW(import_deepspeed_run_into(db, sources), ImportError);
-  Store store = testing::create_store(db);  // a file that was there stays, with what it held
+  Store store = Store::open_or_create(db);  // a file that was there stays, with what it held
   EXPECT_EQ(list_sessions(store).size(), 1u);
   testing::remove_store(db);
 }

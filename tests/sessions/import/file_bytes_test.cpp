@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "configs/input_file.hpp"
 #include "sessions/import/deepspeed_import.hpp"
 #include "sessions/import/import_error.hpp"
 #include "sessions/session_reader.hpp"
@@ -71,13 +72,31 @@ TEST(ImportFileBytes, AGrowingFileIsReadFromAnOffsetUpToItsEnd) {
   fs::remove(path);
 }
 
+TEST(ImportFileBytes, AnImportsConfigHasTheConfigsCap) {
+  const auto config = testing::temp_path("import_big_config") + ".json";
+  std::ofstream(config) << "{\"train_batch_size\": 16}";
+  fs::resize_file(config, configs::kMaxConfigFileBytes + 1);  // sparse
+  const auto db = testing::temp_path("import_big_config_db");
+  Store store = Store::open_or_create(db);
+  DeepSpeedImportSources sources;
+  sources.config_file = config;
+  try {
+    import_deepspeed_run(store, sources);
+    FAIL() << "a config above 16 MiB was imported";
+  } catch (const ImportError& error) {
+    EXPECT_NE(std::string(error.what()).find(config + ": "), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("JSON config file may hold (16.7 MB"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(list_sessions(store).empty());
+  fs::remove(config);
+  testing::remove_store(db);
+}
+
 TEST(ImportFileBytes, AnImportOfAFifoLogFailsNamingIt) {
   const std::string fifo = testing::temp_path("import_fifo_log");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const auto db = testing::temp_path("import_fifo_db");
-  StoreOpenOptions options;
-  options.create_if_missing = true;
-  Store store = Store::open(db, options);
+  Store store = Store::open_or_create(db);
   DeepSpeedImportSources sources;
   sources.log_files = {fifo};
   try {

@@ -8,6 +8,8 @@
 #include "sessions/import/run_follower.hpp"
 #include <nlohmann/json.hpp>
 
+#include "configs/input_file.hpp"
+#include "sessions/import/import_error.hpp"
 #include "sessions/import/watch_plan.hpp"
 #include "tests/sessions/session_fixtures.hpp"
 
@@ -86,6 +88,34 @@ TEST(WatchPlan, FindsTheConfigArgumentAndWritesACopyWithCsvMonitor) {
   ASSERT_TRUE(bare);
   EXPECT_EQ(bare->first, 2u);
   EXPECT_FALSE(find_config_argument({"python", "train.py", "--epochs", "3"}));
+}
+
+std::string plan_error(const std::vector<std::string>& command, const fs::path& out_dir) {
+  try {
+    plan_watch(command, out_dir.string());
+  } catch (const ImportError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+TEST(WatchPlan, ReadsTheConfigAsConfigsAreReadAndNamesItWhenItCannot) {
+  const fs::path dir = testing::temp_path("plan_bounds");
+  fs::create_directories(dir);
+  const auto big = (dir / "huge.json").string();
+  std::ofstream(big) << "{\"train_batch_size\": 16}";
+  fs::resize_file(big, configs::kMaxConfigFileBytes + 1);  // sparse: no 16 MiB written
+  const std::string too_large = plan_error({"deepspeed", "train.py", "--deepspeed", big}, dir / "out");
+  EXPECT_NE(too_large.find(big + ": "), std::string::npos) << too_large;
+  EXPECT_NE(too_large.find("more than a JSON config file may hold (16.7 MB"), std::string::npos) << too_large;
+  // Found by its .json name alone, a file that large is a data file, not the config.
+  EXPECT_FALSE(find_config_argument({"python", "train.py", big}));
+  const auto missing = (dir / "missing.json").string();
+  const std::string unreadable = plan_error({"deepspeed", "train.py", "--deepspeed_config", missing}, dir / "out");
+  EXPECT_NE(unreadable.find(missing), std::string::npos) << unreadable;
+  const std::string folder = plan_error({"deepspeed", "train.py", "--deepspeed_config", dir.string()}, dir / "out");
+  EXPECT_NE(folder.find("a directory"), std::string::npos) << folder;
+  EXPECT_FALSE(fs::exists(dir / "out" / "ds_config.json")) << "no copy of a config that was not read";
 }
 
 }  // namespace
