@@ -117,8 +117,8 @@ bool LivePlots::eventFilter(QObject* watched, QEvent* event) {
 void LivePlots::fitBreakdownLegend() {
   QCPLegend* legend = breakdown_->legend;
   int widest = 0;
-  for (int i = 0; i < legend->itemCount(); ++i)
-    widest = std::max(widest, static_cast<QCPLayoutElement*>(legend->item(i))->minimumOuterSizeHint().width());
+  for (int i = 0; i < legend->itemCount(); ++i)  // a wrapped grid's last row may have empty cells
+    if (QCPAbstractLegendItem* item = legend->item(i)) widest = std::max(widest, item->minimumOuterSizeHint().width());
   if (widest > 0) {
     const int room = breakdown_->width() - legend->margins().left() - legend->margins().right() + legend->columnSpacing();
     const int per_row = std::clamp(room / (widest + legend->columnSpacing()), 1, kPhaseLegendColumns);

@@ -2,6 +2,8 @@
 // window and at their minimum: the step-time breakdown's legend stays out of its data and is never
 // cut off, its columns following the chart's width; the step axes' tick labels never run together.
 
+#include <set>
+
 #include <QFontMetrics>
 #include <QTest>
 #include <qcustomplot.h>
@@ -72,7 +74,8 @@ class LivePlotsTest : public QObject {
                               .arg(legend->outerRect().width()).arg(legend->outerRect().height())
                               .arg(data.x()).arg(data.y()).arg(data.width()).arg(data.height())));
       for (int i = 0; i < legend->itemCount(); ++i)  // every entry whole inside the chart
-        QVERIFY2(chart->rect().contains(legend->item(i)->outerRect()), qPrintable(legend->item(i)->objectName()));
+        if (QCPAbstractLegendItem* item = legend->item(i))
+          QVERIFY2(chart->rect().contains(item->outerRect()), qPrintable(item->objectName()));
       // Under the axes the legend takes its own rows' height and no more; at the minimum size
       // it adds to the chart's height, so the bars keep what a chart of the row above has.
       const int beside = plots->chart("tokens_per_s")->axisRect()->rect().height();  // the same row
@@ -101,6 +104,31 @@ class LivePlotsTest : public QObject {
     const int empty = plots.chart("breakdown")->axisRect()->rect().height();
     QVERIFY2(empty + legend->outerRect().height() >= plots.chart("tokens_per_s")->axisRect()->rect().height(),
              qPrintable(QString::number(empty)));
+  }
+
+  // At every width from the minimum to a wide window: where the four entries wrap to three a
+  // row, the legend's last row has empty cells, which are no entries (fitting the legend to them
+  // crashed the screenshots run).
+  void everyWidthKeepsTheFourEntries() {
+    LivePlots plots;
+    const QSize minimum = plots.minimumSizeHint();
+    plots.resize(minimum);
+    plots.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plots));
+    plots.append(run_of(12));
+    QCustomPlot* chart = plots.chart("breakdown");
+    std::set<int> wraps;
+    for (int width = minimum.width(); width <= kWideSize.width(); width += 16) {
+      plots.resize(width, kDefaultSize.height());
+      QCoreApplication::processEvents();
+      chart->replot();
+      wraps.insert(chart->legend->wrap());
+      QStringList names;
+      for (int i = 0; i < chart->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(chart->legend->item(i))) names << item->plottable()->name();
+      QVERIFY2(names.size() == 4, qPrintable(QString("at %1 px: %2").arg(width).arg(names.join(","))));
+    }
+    QVERIFY2(wraps.count(3) == 1, "no width wrapped the legend to three a row");
   }
 
   void legendColumnsFollowTheChartsWidth() {
