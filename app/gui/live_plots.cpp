@@ -102,6 +102,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   place_legend_below(breakdown_, kPhaseLegendColumns);
   breakdown_->plotLayout()->setRowSpacing(0);  // the legend's own margins part it from the axis title
   breakdown_->installEventFilter(this);  // its legend's columns follow its width
+  placeBreakdownLegend();  // out of the layout until the first step's phases
   grid->addWidget(breakdown_, 1, 3);
 }
 
@@ -114,7 +115,26 @@ bool LivePlots::eventFilter(QObject* watched, QEvent* event) {
 // (place_legend_below): inside them it hid a quarter of the data of a chart ~165 px wide at
 // 1366 px. As many phases per row as the chart's width holds, so a narrow window gets more rows,
 // never entries cut off at the right.
+// Under the axes only while it has entries: an empty legend grid's maximum width is its margins,
+// and the plot layout held the axes above it to that (50 px where the other charts had 108).
+void LivePlots::placeBreakdownLegend() {
+  QCPLegend* legend = breakdown_->legend;
+  QCPLayoutGrid* layout = breakdown_->plotLayout();
+  bool entries = false;
+  for (int i = 0; i < legend->itemCount() && !entries; ++i) entries = legend->item(i) != nullptr;
+  const bool placed = legend->layout() == layout;
+  if (entries && !placed) {
+    layout->addElement(layout->rowCount(), 0, legend);
+    layout->setRowStretchFactor(layout->rowCount() - 1, 0.001);
+  } else if (!entries && placed) {
+    layout->take(legend);
+    layout->simplify();
+    legend->setOuterRect(QRect());  // nothing left to draw where it was
+  }
+}
+
 void LivePlots::fitBreakdownLegend() {
+  placeBreakdownLegend();
   QCPLegend* legend = breakdown_->legend;
   int widest = 0;
   for (int i = 0; i < legend->itemCount(); ++i)  // a wrapped grid's last row may have empty cells
@@ -136,6 +156,7 @@ void LivePlots::clear() {
     plot->yAxis->setRange(0, 5);
     plot->replot();
   }
+  fitBreakdownLegend();  // no entries left
   breakdown_->replot();
   timers_.clear();
   step_ms_.clear();

@@ -50,6 +50,7 @@ class LivePlots : public QWidget {
   /// Eight charts in a 4 x 2 grid still show their curves at this size.
   static constexpr QSize kChartMinimum{140, 110};
 
+  void placeBreakdownLegend();
   void fitBreakdownLegend();
   void addPoint(const std::string& metric, int rank, double step, double value);
   void redrawBreakdown();

@@ -89,6 +89,17 @@ class LivePlotsTest : public QObject {
 
   // Before the first step the legend has no entries and takes no room from the axes but its margins.
   void anEmptyBreakdownHasNoLegend() {
+    {  // never shown a step: its axes as wide as the others'
+      LivePlots fresh;
+      fresh.resize(kDefaultSize);
+      fresh.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&fresh));
+      QCoreApplication::processEvents();
+      for (const char* name : {"tokens_per_s", "breakdown"}) fresh.chart(name)->replot();
+      const int breakdown = fresh.chart("breakdown")->axisRect()->rect().width();
+      const int tokens = fresh.chart("tokens_per_s")->axisRect()->rect().width();
+      QVERIFY2(breakdown * 10 >= tokens * 8, qPrintable(QString("%1 px against %2").arg(breakdown).arg(tokens)));
+    }
     LivePlots plots;
     plots.resize(kDefaultSize);
     plots.show();
@@ -101,6 +112,11 @@ class LivePlotsTest : public QObject {
     QCOMPARE(legend->itemCount(), 0);
     QVERIFY2(legend->outerRect().height() <= legend->margins().top() + legend->margins().bottom(),
              qPrintable(QString::number(legend->outerRect().height())));
+    // Nor from their width: an empty legend grid under the axes capped them at its margins' width.
+    const int wide = plots.chart("tokens_per_s")->axisRect()->rect().width();
+    QVERIFY2(plots.chart("breakdown")->axisRect()->rect().width() * 10 >= wide * 8,
+             qPrintable(QString("the empty breakdown's axes are %1 px wide, tokens/s's %2")
+                            .arg(plots.chart("breakdown")->axisRect()->rect().width()).arg(wide)));
     const int empty = plots.chart("breakdown")->axisRect()->rect().height();
     QVERIFY2(empty + legend->outerRect().height() >= plots.chart("tokens_per_s")->axisRect()->rect().height(),
              qPrintable(QString::number(empty)));
