@@ -177,9 +177,11 @@ void draw_timer_breakdown(QCustomPlot* plot, const std::vector<sessions::Session
 
 void place_legend_below(QCustomPlot* plot, int per_row) {
   QCPLegend* legend = plot->legend;
-  if (legend->layout() == plot->axisRect()->insetLayout()) {
-    plot->axisRect()->insetLayout()->take(legend);
-    plot->axisRect()->insetLayout()->simplify();
+  if (legend->layout() != plot->plotLayout()) {  // inside the axes (QCustomPlot's place), or in no layout
+    if (legend->layout() == plot->axisRect()->insetLayout()) {
+      plot->axisRect()->insetLayout()->take(legend);
+      plot->axisRect()->insetLayout()->simplify();
+    }
     plot->plotLayout()->addElement(plot->plotLayout()->rowCount(), 0, legend);
     plot->plotLayout()->setRowStretchFactor(plot->plotLayout()->rowCount() - 1, 0.001);
   }

@@ -30,7 +30,8 @@ struct CurveStyle {
 void fit_value_axis(QCustomPlot* plot, const PlotCurve& curve, double scale, bool log_scale);
 
 /// Moves the plot's legend under its axes, `per_row` entries to a row, so it never covers a bar
-/// (bar charts fill their frame; a legend inside would hide the tallest). Idempotent.
+/// (bar charts fill their frame; a legend inside would hide the tallest). From inside the axes or
+/// from no layout (a legend taken out while empty). Idempotent.
 void place_legend_below(QCustomPlot* plot, int per_row);
 
 /// Redraws `plot` with one curve per session of `curve`.

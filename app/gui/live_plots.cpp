@@ -92,8 +92,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   breakdown_->xAxis->setLabel(tr("step"));
   fit_step_ticks(breakdown_->xAxis);
   breakdown_->yAxis->setLabel(tr("step time (ms)"));
-  // Always shown: before the first step it has no entries and, without a border, shows nothing
-  // (hidden, it would still hold its row under the axes).
+  // Shown, and under the axes once the first step names its phases (placeBreakdownLegend).
   breakdown_->legend->setVisible(true);
   breakdown_->legend->setBorderPen(Qt::NoPen);
   breakdown_->legend->setFont(QFont(font().family(), 7));
@@ -111,10 +110,6 @@ bool LivePlots::eventFilter(QObject* watched, QEvent* event) {
   return QWidget::eventFilter(watched, event);
 }
 
-// The breakdown's legend sits under its axes, as the Compare and Estimator charts have theirs
-// (place_legend_below): inside them it hid a quarter of the data of a chart ~165 px wide at
-// 1366 px. As many phases per row as the chart's width holds, so a narrow window gets more rows,
-// never entries cut off at the right.
 // Under the axes only while it has entries: an empty legend grid's maximum width is its margins,
 // and the plot layout held the axes above it to that (50 px where the other charts had 108).
 void LivePlots::placeBreakdownLegend() {
@@ -124,8 +119,7 @@ void LivePlots::placeBreakdownLegend() {
   for (int i = 0; i < legend->itemCount() && !entries; ++i) entries = legend->item(i) != nullptr;
   const bool placed = legend->layout() == layout;
   if (entries && !placed) {
-    layout->addElement(layout->rowCount(), 0, legend);
-    layout->setRowStretchFactor(layout->rowCount() - 1, 0.001);
+    place_legend_below(breakdown_, legend->wrap());
   } else if (!entries && placed) {
     layout->take(legend);
     layout->simplify();
@@ -133,6 +127,10 @@ void LivePlots::placeBreakdownLegend() {
   }
 }
 
+// The breakdown's legend sits under its axes, as the Compare and Estimator charts have theirs
+// (place_legend_below): inside them it hid a quarter of the data of a chart ~165 px wide at
+// 1366 px. As many phases per row as the chart's width holds, so a narrow window gets more rows,
+// never entries cut off at the right.
 void LivePlots::fitBreakdownLegend() {
   placeBreakdownLegend();
   QCPLegend* legend = breakdown_->legend;
