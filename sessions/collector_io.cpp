@@ -250,17 +250,23 @@ Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, Co
   char buffer[kReadChunk];
   std::size_t read_total = 0, released = 0;
   bool eof = false;
+  // Queues what was read and wakes the writer for it, on every way out: good frames read before
+  // garbage are kept, and a chunk queued without a wake-up would wait for another rank's read.
   auto account = [&] {
-    std::lock_guard<std::mutex> lock(mutex);
-    stats.bytes_received += read_total;
-    stats.frames_received += chunk.events.size();
-    stats.records_received += chunk.records;
-    reserved_bytes -= released;
-    if (!chunk.events.empty()) {
-      queue_bytes += chunk.bytes;
-      queue.push_back(std::move(chunk));
+    const bool queued = !chunk.events.empty();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stats.bytes_received += read_total;
+      stats.frames_received += chunk.events.size();
+      stats.records_received += chunk.records;
+      reserved_bytes -= released;
+      if (queued) {
+        queue_bytes += chunk.bytes;
+        queue.push_back(std::move(chunk));
+      }
+      stats.queue_bytes_peak = std::max(stats.queue_bytes_peak, queue_bytes + reserved_bytes);
     }
-    stats.queue_bytes_peak = std::max(stats.queue_bytes_peak, queue_bytes + reserved_bytes);
+    if (queued) items_ready.notify_one();
   };
   try {
     while (read_total < kMaxReadPerTurn) {
@@ -315,7 +321,6 @@ void Collector::Impl::read_connection(std::list<CollectorConnection>::iterator i
                      false);
     return;
   }
-  items_ready.notify_one();
   if (end == ReadEnd::kFailed) {
     close_connection(it, failure, CollectorLogLevel::kWarning, false);
   } else if (end == ReadEnd::kEndOfStream && c.decoder.buffered_bytes() > 0) {

@@ -6,12 +6,30 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "sessions/errors.hpp"
 
 namespace shardscope::sessions {
+namespace {
+
+// poll() for POLLOUT within `timeout_ms` in all, resumed after a signal (a profiler's timer, a
+// child's SIGCHLD): an interrupted wait is not a refused connection.
+int poll_writable(int fd, int timeout_ms) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd p{fd, POLLOUT, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left)));
+    if (rc >= 0 || errno != EINTR) return rc;
+  }
+}
+
+}  // namespace
 
 int connect_tcp(const std::string& host, int port, int timeout_ms) {
   addrinfo hints{};
@@ -27,8 +45,7 @@ int connect_tcp(const std::string& host, int port, int timeout_ms) {
     if (fd < 0) continue;
     int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
     if (rc != 0 && errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      rc = ::poll(&p, 1, timeout_ms);
+      rc = poll_writable(fd, timeout_ms);
       if (rc == 0) {
         errno = ETIMEDOUT;
         rc = -1;

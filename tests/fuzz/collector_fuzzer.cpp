@@ -4,31 +4,33 @@
 // run, which must log and close a bad connection, commit a good one and go idle, never crash or
 // hang (a batch it could never commit would be retried forever). Every 500 inputs the store must
 // pass PRAGMA integrity_check.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "sessions/collector.hpp"
 #include "sessions/collector_handshake.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/event_codec.hpp"
 #include "sessions/sqlite_db.hpp"
+#include "sessions/tcp_connect.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 namespace {
 
 using namespace shardscope::sessions;
 
-// The client side of a connection's setup, as a rank does it: connect, then say Hello. When the
-// collector's handshake changes (an authenticated Hello), this is the one function to adapt.
 // The fuzzer's run: its session and secret, known to the collector and to connect_as_rank.
 constexpr const char* kFuzzSession = "fuzz-session";
 constexpr const char* kFuzzSecret = "fuzz-run-secret-0123456789abcdef";
@@ -36,13 +38,12 @@ constexpr const char* kFuzzSecret = "fuzz-run-secret-0123456789abcdef";
 // A rank's connection past the collector's challenge-response (client_handshake), so the fuzzed
 // bytes reach the decoder and the store as a proven rank's events would.
 int connect_as_rank(int port, int rank) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-    shardscope::fuzz::fail("cannot connect to the collector");
+  int fd = -1;
+  try {
+    fd = connect_tcp("127.0.0.1", port, 5000);
+  } catch (const std::exception& e) {
+    shardscope::fuzz::fail(std::string("cannot connect to the collector: ") + e.what());
+  }
   Hello hello;
   hello.rank = rank;
   hello.host = "fuzz-host";
@@ -108,14 +109,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t sent = 0;
   while (sent < size) {
     const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;  // libFuzzer's timer signal
     if (n <= 0) break;  // the collector closed a connection it found broken: that is its job
     sent += static_cast<std::size_t>(n);
   }
   ::close(fd);
-  if (!live.collector->wait_until_committed(9000)) {  // under libFuzzer's -timeout=10
+  // Commits are checked only once the collector has read this input to its end (it closes the
+  // connection then): waiting earlier could pass before the events were even received.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(9);  // libFuzzer's -timeout=10
+  while (live.collector->stats().connections_open > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (!live.collector->wait_until_committed(static_cast<int>(std::max<std::int64_t>(0, left.count())))) {
     const CollectorStats stats = live.collector->stats();
-    shardscope::fuzz::fail("the collector did not go idle in 9 s: " + std::to_string(stats.records_received) +
-                           " records received, " + std::to_string(stats.records_committed) + " committed, " +
+    shardscope::fuzz::fail("the collector did not go idle in 9 s: " + std::to_string(stats.connections_open) +
+                           " connections open, " + std::to_string(stats.records_received) + " records received, " +
+                           std::to_string(stats.records_committed) + " committed, " +
                            std::to_string(stats.write_failures) + " failed transactions");
   }
   static int inputs = 0;

@@ -289,6 +289,30 @@ TEST(Collector, AConnectionSpeaksOnlyForTheRankItProved) {
   testing::remove_store(path);
 }
 
+// The collector fuzzer's find: a step read in the same turn as the garbage after it was queued
+// but the writer was not woken, so it waited for another rank's read (or the end of the run).
+TEST(Collector, EventsBeforeGarbageAreCommittedAtOnceNotAtShutdown) {
+  const auto path = testing::temp_path("garbage-tail");
+  Collector collector(options_for(path));
+  collector.start();
+  const int fd = proven_connection(collector.port(), 0);
+  std::string bytes;
+  StepMetrics step;
+  step.rank = 0;
+  step.step = 1;
+  encode_event(step, bytes);
+  bytes += std::string(16, '\x9c');  // a frame header no encoder writes
+  send_all(fd, bytes);
+  EXPECT_TRUE(closed_by_peer(fd, 2000));
+  ::close(fd);
+  EXPECT_EQ(collector.stats().records_received, 1u);
+  EXPECT_TRUE(collector.wait_until_committed(2000))
+      << "the step read before the garbage must reach the store while the run goes on";
+  EXPECT_EQ(collector.stats().records_committed, 1u);
+  collector.stop();
+  testing::remove_store(path);
+}
+
 TEST(Collector, IdleAndOversizedUnprovenConnectionsAreDroppedAndCapped) {
   const auto path = testing::temp_path("idle");
   auto options = options_for(path);
