@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <cmath>
 #include <filesystem>
 
@@ -26,6 +27,14 @@ struct RawEvent {
   std::vector<std::int64_t> grid, block;
 };
 
+// llround is unspecified outside int64's range: a float field of a corrupt trace saturates instead.
+std::int64_t saturated_int64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2e18) return INT64_MAX;
+  if (v <= -9.2e18) return INT64_MIN;
+  return static_cast<std::int64_t>(std::llround(v));
+}
+
 class TraceSax {
  public:
   explicit TraceSax(ChromeTrace& out) : out_(out) {}
@@ -38,7 +47,7 @@ class TraceSax {
   bool number_unsigned(std::uint64_t v) {
     return number(static_cast<double>(v), v > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(v));
   }
-  bool number_float(double v, const std::string&) { return number(v, static_cast<std::int64_t>(std::llround(v))); }
+  bool number_float(double v, const std::string&) { return number(v, saturated_int64(v)); }
   bool string(std::string& v);
   bool binary(std::vector<std::uint8_t>&) { return true; }
   bool start_object(std::size_t) {
@@ -152,11 +161,23 @@ std::int64_t step_at(const std::vector<StepWindow>& windows, std::int64_t ns) {
   return ns < it->end_ns ? it->step : -1;
 }
 
+// `us` microseconds after `base_ns`, in ns; nullopt where that leaves int64 (a corrupt trace: its
+// event is skipped rather than wrapped around).
+std::optional<std::int64_t> ns_after(std::int64_t base_ns, double us) {
+  const double ns = us * 1000.0;
+  if (!std::isfinite(ns) || std::abs(ns) > 9.0e18) return std::nullopt;
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(base_ns, static_cast<std::int64_t>(std::llround(ns)), &sum)) return std::nullopt;
+  return sum;
+}
+
 void convert_event(const RawEvent& e, ChromeTrace& out, std::vector<StepWindow>& cpu_steps,
                    std::vector<StepWindow>& gpu_steps, const ChromeTraceOptions& options) {
-  if (e.ph != "X" || std::isnan(e.ts_us)) return void(++out.skipped_events);
-  const std::int64_t start = out.base_time_ns + std::llround(e.ts_us * 1000.0);
-  const std::int64_t end = start + std::max<std::int64_t>(0, std::llround(e.dur_us * 1000.0));
+  if (e.ph != "X") return void(++out.skipped_events);
+  const auto begins = ns_after(out.base_time_ns, e.ts_us);
+  const auto ends = begins ? ns_after(*begins, std::max(0.0, e.dur_us)) : std::nullopt;
+  if (!ends) return void(++out.skipped_events);
+  const std::int64_t start = *begins, end = *ends;
   if (e.cat == "kernel" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset") {
     ActivityRecord a;
     a.kind = e.cat == "kernel" ? ActivityKind::kKernel : e.cat == "gpu_memcpy" ? ActivityKind::kMemcpy

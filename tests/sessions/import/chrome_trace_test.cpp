@@ -84,6 +84,24 @@ TEST(ChromeTrace, BadInputNamesTheFileAndWhatIsWrong) {
   }
 }
 
+// The chrome_trace fuzzer's find: a base time or timestamp whose nanoseconds leave int64 wrapped
+// around (undefined behaviour). Such an event is skipped and counted; the sane one is kept.
+TEST(ChromeTrace, TimesOutsideInt64AreSkippedNotWrapped) {
+  const std::string events = R"("traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "late", "pid": 0, "tid": 7, "ts": 9.3e15, "dur": 1.0},
+      {"ph": "X", "cat": "kernel", "name": "long", "pid": 0, "tid": 7, "ts": 1.0, "dur": 1e300},
+      {"ph": "X", "cat": "kernel", "name": "fine", "pid": 0, "tid": 7, "ts": 2.0, "dur": 1.0}])";
+  const ChromeTrace near_zero = parse_chrome_trace("{" + events + "}", "t.json");
+  ASSERT_EQ(near_zero.activities.size(), 1u);
+  EXPECT_EQ(near_zero.activities[0].name, "fine");
+  EXPECT_EQ(near_zero.activities[0].start_ns, 2000);
+  EXPECT_EQ(near_zero.skipped_events, 2u);
+  const ChromeTrace huge_base =
+      parse_chrome_trace("{" + events + R"(, "baseTimeNanoseconds": 1790200000000000000000})", "t.json");
+  EXPECT_TRUE(huge_base.activities.empty());
+  EXPECT_EQ(huge_base.skipped_events, 3u);
+}
+
 TEST(ChromeTrace, RanksComeFromFileNames) {
   EXPECT_EQ(rank_from_trace_file_name("/x/rank3.json"), 3);
   EXPECT_EQ(rank_from_trace_file_name("host_1234.rank_12.pt.trace.json"), 12);
