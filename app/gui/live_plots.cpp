@@ -205,7 +205,7 @@ void LivePlots::showThroughputAs(const std::string& metric) {
 QString LivePlots::emptyHint(const std::string& metric) const {
   const bool watched = kind_ == RunKind::Watched;
   if (metric == "tokens_per_s")
-    return watched ? tr("DeepSpeed's log has no throughput:\nset steps_per_print under\nthe run's steps (from step 2)")
+    return watched ? tr("DeepSpeed's log has no throughput:\nset \"log_level\": \"info\" and\nsteps_per_print under the steps")
                    : tr("no throughput yet:\nthe engine reports it\nfrom the first step");
   if (metric == "tflops")
     return watched ? tr("no TFLOP/s: enable the\nflops_profiler block\n(profile_step)")
