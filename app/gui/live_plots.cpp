@@ -205,11 +205,10 @@ void LivePlots::showThroughputAs(const std::string& metric) {
 QString LivePlots::emptyHint(const std::string& metric) const {
   const bool watched = kind_ == RunKind::Watched;
   if (metric == "tokens_per_s")
-    return watched ? tr("DeepSpeed's log has no throughput:\nset \"log_level\": \"info\" and\nsteps_per_print under the steps")
-                   : tr("no throughput yet:\nthe engine reports it\nfrom the first step");
+    return watched ? tr("no throughput in\nthe log: set\n\"log_level\": \"info\"\nand steps_per_print")
+                   : tr("no throughput yet");
   if (metric == "tflops")
-    return watched ? tr("no TFLOP/s: enable the\nflops_profiler block\n(profile_step)")
-                   : tr("no TFLOP/s: the engine's\nFLOP count is zero here");
+    return watched ? tr("no TFLOP/s: enable\nthe flops_profiler\nblock") : tr("no TFLOP/s yet");
   if (metric == "loss_scale") return tr("no loss scale:\nfp16 runs have one");
   return watched ? tr("not in the run's log") : tr("no %1 yet").arg(metric_title(metric));
 }
