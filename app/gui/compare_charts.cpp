@@ -40,6 +40,7 @@ void fit_value_axis(QCustomPlot* plot, const PlotCurve& curve, double scale, boo
     return;
   }
   auto [lo, hi] = *extent;
+  if (!log_scale && lo == 0.0 && hi == 0.0) return axis->setRange(0, 1);  // only zeros: not a band of 1e-12
   // A log ticker labels powers of ten; inside one decade it would print "6·10⁰" at every tick, so
   // there the ticks are plain numbers on the log scale.
   const bool decades = log_scale && hi / lo >= 10;
@@ -97,8 +98,9 @@ void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::ve
   plot->clearGraphs();
   plot->clearItems();
   const double scale = metric_scale(curve.metric);
-  bool any = false;
-  for (const auto& series : curve.raw) any = any || !series.x.empty();
+  bool any = false;  // a value worth drawing: a curve of zeros or NaNs (a CPU run's TFLOP/s) is none
+  for (const auto& series : curve.raw)
+    for (double y : series.y) any = any || (std::isfinite(y) && y != 0.0);
   if (!any) {
     // fp32 and bf16 runs have no loss scale, CPU runs no TFLOP/s peak: say so instead of an empty box.
     auto* note = new QCPItemText(plot);

@@ -1,5 +1,6 @@
 #include "app/gui/compare_data.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -48,6 +49,7 @@ void compare_in_one_file(const std::vector<SessionRef>& refs, std::int64_t warmu
   for (const auto& r : refs) ids.push_back(r.id);
   ss::CompareOptions options;
   options.metrics = compared_metrics();
+  options.metrics.push_back(ss::Metric::kSamplesPerS);  // the throughput of runs without tokens/s
   options.diff_only = false;  // the page filters with its "differences only" switch
   options.summary.warmup_steps = warmup;
   ss::SessionComparison c = ss::compare_sessions(store, ids, options);
@@ -81,7 +83,9 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
     runs.push_back(ss::run_leaves(detail));
     for (auto& name : ss::load_timer_names(store, r.id)) timers.insert(name);
   }
-  for (auto metric : compared_metrics()) {
+  std::vector<ss::Metric> metrics = compared_metrics();
+  metrics.push_back(ss::Metric::kSamplesPerS);  // the throughput of runs without tokens/s
+  for (auto metric : metrics) {
     RawCurve raw{ss::metric_name(metric), {}};
     for (const auto& r : refs) raw.sessions.push_back(series_of(ss::load_curve(*stores[r.file], r.id, metric)));
     out.curves.push_back(std::move(raw));
@@ -114,6 +118,26 @@ ss::Store open_for_catalog(const std::string& file) {
       throw std::runtime_error(read_only_error.what());  // the first reason says what is wrong
     }
   }
+}
+
+bool has_points(const RawCurve& curve) {
+  for (const auto& series : curve.sessions)
+    if (!series.x.empty()) return true;
+  return false;
+}
+
+// Sessions with samples/s and no tokens/s (an imported or watched DeepSpeed run: its
+// ThroughputTimer line gives CurrSamplesPerSec, no sequence length) have their samples/s in the
+// throughput chart, named so; the extra samples/s curve goes either way.
+void throughput_as_samples(std::vector<RawCurve>& curves) {
+  const auto by_name = [&](const char* name) {
+    return std::find_if(curves.begin(), curves.end(), [name](const RawCurve& c) { return c.metric == name; });
+  };
+  const auto samples = by_name("samples_per_s");
+  if (samples == curves.end()) return;
+  const auto tokens = by_name("tokens_per_s");
+  if (tokens != curves.end() && !has_points(*tokens) && has_points(*samples)) *tokens = std::move(*samples);
+  curves.erase(samples);  // moved into the throughput slot or not wanted: no chart of its own
 }
 
 }  // namespace
@@ -159,6 +183,7 @@ Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup
       compare_in_one_file(refs, warmup_steps, out);
     else
       compare_across_files(refs, warmup_steps, out);
+    throughput_as_samples(out.curves);
   } catch (const std::exception& e) {
     Comparison failed;
     failed.sessions = refs;

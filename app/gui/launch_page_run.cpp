@@ -98,6 +98,7 @@ void LaunchPage::resetWatchSide(int world_size, int steps) {
   console_->setWorldSize(world_size);
   showRankLegend(world_size);
   plots_->clear();
+  plots_->setRunKind(ownCommand() ? LivePlots::RunKind::Watched : LivePlots::RunKind::Engine);
   progress_->setRange(0, steps);  // 0..0: a busy bar, for a command whose step count is its own
   progress_->setValue(0);
   eta_->clear();

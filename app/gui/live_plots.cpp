@@ -1,6 +1,7 @@
 #include "app/gui/live_plots.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <QEvent>
 #include <QFontMetrics>
@@ -27,7 +28,7 @@ const LiveMetric kLiveMetrics[] = {
     {"lr", [](const sessions::StepMetrics& m) { return m.lr; }},
     {"loss_scale", [](const sessions::StepMetrics& m) { return m.loss_scale; }},
     {"grad_norm", [](const sessions::StepMetrics& m) { return m.grad_norm; }},
-    {"tokens_per_s", [](const sessions::StepMetrics& m) { return m.tokens_per_s; }},
+    {"tokens_per_s", nullptr},  // tokens/s or samples/s: addThroughput
     {"tflops", [](const sessions::StepMetrics& m) { return m.tflops; }},
     {"mem_allocated", [](const sessions::StepMetrics& m) { return bytes(m.mem_allocated_bytes); }},
 };
@@ -37,6 +38,8 @@ QCPGraph* rank_graph(QCustomPlot* plot, int rank) {
     auto* graph = plot->addGraph();
     const int r = plot->graphCount() - 1;
     graph->setPen(QPen(series_color(static_cast<std::size_t>(r)), 1.5));
+    // A dot per step: the flops profiler's one TFLOP/s figure (profile_step) is a line of one point.
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
     graph->setName(QObject::tr("rank %1").arg(r));
   }
   return plot->graph(rank);
@@ -68,6 +71,26 @@ class FittingStepTicker : public QCPAxisTicker {
 
 void fit_step_ticks(QCPAxis* axis) { axis->setTicker(QSharedPointer<FittingStepTicker>::create(axis)); }
 
+// A point worth an axis: a chart of zeros or NaNs (a CPU run's TFLOP/s) is an empty chart.
+bool has_drawable_point(const QCustomPlot* plot) {
+  for (int g = 0; g < plot->graphCount(); ++g)
+    for (const auto& point : *plot->graph(g)->data())
+      if (std::isfinite(point.value) && point.value != 0.0) return true;
+  return false;
+}
+
+QCPItemText* empty_note(QCustomPlot* plot) {
+  auto* note = new QCPItemText(plot);
+  note->position->setType(QCPItemPosition::ptAxisRectRatio);
+  note->position->setCoords(0.5, 0.5);
+  note->setClipToAxisRect(false);
+  note->setColor(Qt::gray);
+  note->setFont(QFont(plot->font().family(), 7));
+  note->setTextAlignment(Qt::AlignCenter);
+  note->setVisible(false);
+  return note;
+}
+
 }  // namespace
 
 LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
@@ -85,6 +108,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
     plot->yAxis->setLabel(m.name == std::string("mem_allocated") ? tr("memory (GiB)") : metric_title(m.name));
     grid->addWidget(plot, i / 4, i % 4);
     charts_.emplace_back(m.name, plot);
+    notes_[m.name] = empty_note(plot);
     ++i;
   }
   breakdown_ = new QCustomPlot;
@@ -159,6 +183,58 @@ void LivePlots::clear() {
   timers_.clear();
   step_ms_.clear();
   last_step_ = -1;
+  showThroughputAs("tokens_per_s");
+  for (const auto& [name, plot] : charts_) markEmpty(name, plot);
+}
+
+void LivePlots::setRunKind(RunKind kind) {
+  kind_ = kind;
+  for (const auto& [name, plot] : charts_) markEmpty(name, plot);
+}
+
+// The throughput chart holds one unit: samples/s only until a step brings tokens/s.
+void LivePlots::showThroughputAs(const std::string& metric) {
+  if (metric == throughput_metric_) return;
+  QCustomPlot* plot = chart("tokens_per_s");
+  plot->clearPlottables();
+  plot->yAxis->setLabel(metric_title(metric));
+  throughput_metric_ = metric;
+}
+
+// Why a chart is empty, in words that fit a chart 140 px wide: what the run has to be told.
+QString LivePlots::emptyHint(const std::string& metric) const {
+  const bool watched = kind_ == RunKind::Watched;
+  if (metric == "tokens_per_s")
+    return watched ? tr("no throughput in\nthe log: set\n\"log_level\": \"info\"\nand steps_per_print")
+                   : tr("no throughput yet");
+  if (metric == "tflops")
+    return watched ? tr("no TFLOP/s: enable\nthe flops_profiler\nblock") : tr("no TFLOP/s yet");
+  if (metric == "loss_scale") return tr("no loss scale:\nfp16 runs have one");
+  return watched ? tr("not in the run's log") : tr("no %1 yet").arg(metric_title(metric));
+}
+
+void LivePlots::markEmpty(const std::string& name, QCustomPlot* plot) {
+  QCPItemText* note = notes_.at(name);
+  const bool empty = !has_drawable_point(plot);
+  note->setText(empty ? emptyHint(name) : QString());
+  note->setVisible(empty);
+  if (empty) plot->yAxis->setRange(0, 1);  // not QCustomPlot's 1e-6 band around a zero
+}
+
+QString LivePlots::emptyNote(const std::string& name) const {
+  const auto it = notes_.find(name);
+  return it != notes_.end() && it->second->visible() ? it->second->text() : QString();
+}
+
+// tokens/s where the step has it; else samples/s (DeepSpeed's CurrSamplesPerSec), labelled so.
+void LivePlots::addThroughput(const sessions::StepMetrics& m) {
+  if (m.tokens_per_s) {
+    showThroughputAs("tokens_per_s");
+    addPoint("tokens_per_s", m.rank, double(m.step), *m.tokens_per_s);
+  } else if (m.samples_per_s && (throughput_metric_ == "samples_per_s" || chart("tokens_per_s")->graphCount() == 0)) {
+    showThroughputAs("samples_per_s");
+    addPoint("tokens_per_s", m.rank, double(m.step), *m.samples_per_s);
+  }
 }
 
 void LivePlots::addPoint(const std::string& metric, int rank, double step, double value) {
@@ -177,7 +253,8 @@ void LivePlots::addPoint(const std::string& metric, int rank, double step, doubl
 void LivePlots::append(const LiveUpdate& update) {
   for (const auto& m : update.steps) {
     for (const auto& metric : kLiveMetrics)
-      if (auto v = metric.get(m)) addPoint(metric.name, m.rank, double(m.step), *v);
+      if (auto v = metric.get ? metric.get(m) : std::nullopt) addPoint(metric.name, m.rank, double(m.step), *v);
+    addThroughput(m);
     if (m.step_time_ms) step_ms_[m.step] = std::max(step_ms_[m.step], *m.step_time_ms);
     last_step_ = std::max(last_step_, m.step);
   }
@@ -246,6 +323,7 @@ std::vector<QCustomPlot*> LivePlots::allPlots() const {
 }
 
 void LivePlots::rescale() {
+  for (const auto& [name, plot] : charts_) markEmpty(name, plot);
   for (QCustomPlot* plot : allPlots()) {
     if (follow_ && plot->plottableCount() > 0) {
       plot->xAxis->rescale();
@@ -260,7 +338,7 @@ void LivePlots::rescale() {
         values = any ? QCPRange(std::min(values.lower, r.lower), std::max(values.upper, r.upper)) : r;
         any = true;
       }
-      if (any) {
+      if (any && (plot == breakdown_ || has_drawable_point(plot))) {  // an empty chart keeps markEmpty's 0..1
         // A constant curve (memory on the CPU) gets a band of +-5 % around it, not a sliver.
         const double span = values.upper - values.lower;
         const double pad = span > 1e-9 * std::abs(values.upper) ? 0.08 * span : std::max(1e-12, 0.05 * std::abs(values.upper));

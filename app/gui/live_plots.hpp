@@ -2,7 +2,10 @@
 // The live charts of a running session: loss, learning rate, loss scale, grad norm, tokens/s,
 // TFLOP/s and memory, one curve per rank, plus the step-time breakdown (the top-level phases of
 // the profiler's phase analysis, slowest rank, stacked per step with "other"). New steps are
-// appended as the poller brings them; the x axis follows the newest step unless paused.
+// appended as the poller brings them; the x axis follows the newest step unless paused. A run
+// that reports samples/s and no tokens/s (DeepSpeed's ThroughputTimer line) has its samples/s in
+// the throughput chart, labelled so. A chart with no point worth drawing (none, or all zero/NaN)
+// says why in its middle over a 0..1 axis, with a hint for the kind of run.
 
 #include <map>
 
@@ -12,6 +15,7 @@
 
 class QCustomPlot;
 class QCPBars;
+class QCPItemText;
 
 namespace shardscope::gui {
 
@@ -21,8 +25,12 @@ class LivePlots : public QWidget {
  public:
   explicit LivePlots(QWidget* parent = nullptr);
 
+  /// Who writes the steps: the hints of the empty charts name what that run has to be told.
+  enum class RunKind { Engine, Watched };
+
   /// Forgets every point (a new run).
   void clear();
+  void setRunKind(RunKind kind);
   /// Appends the steps and breakdowns of one poll.
   void append(const LiveUpdate& update);
   /// While following, the x axes show the newest `window` steps (0 = every step).
@@ -36,6 +44,10 @@ class LivePlots : public QWidget {
   /// Points held for a rank's metric curve (tests).
   int pointCount(const std::string& metric, int rank) const;
   std::int64_t lastStep() const { return last_step_; }
+  /// The text an empty chart shows, "" while it has points to draw (tests).
+  QString emptyNote(const std::string& name) const;
+  /// "tokens_per_s", or "samples_per_s" while the run gave samples/s alone.
+  const std::string& throughputMetric() const { return throughput_metric_; }
   /// Median slowest-rank step time over the last 20 steps (ms), for the ETA.
   std::optional<double> recentStepMs() const;
   /// The breakdown's stacked phases at `step` (name -> ms, "other" included).
@@ -52,15 +64,22 @@ class LivePlots : public QWidget {
 
   void placeBreakdownLegend();
   void fitBreakdownLegend();
+  void addThroughput(const sessions::StepMetrics& m);
   void addPoint(const std::string& metric, int rank, double step, double value);
   void redrawBreakdown();
   void rescale();
+  void showThroughputAs(const std::string& metric);
+  QString emptyHint(const std::string& metric) const;
+  void markEmpty(const std::string& name, QCustomPlot* plot);
   std::vector<QCustomPlot*> allPlots() const;  ///< the metric charts, then the breakdown
 
   std::vector<std::pair<std::string, QCustomPlot*>> charts_;
   QCustomPlot* breakdown_ = nullptr;
   std::map<std::int64_t, std::vector<sessions::TimerValue>> timers_;  ///< by step, slowest rank
   std::map<std::int64_t, double> step_ms_;                             ///< by step, slowest rank
+  std::map<std::string, QCPItemText*> notes_;  ///< by chart name, shown while it is empty
+  std::string throughput_metric_ = "tokens_per_s";
+  RunKind kind_ = RunKind::Engine;
   std::int64_t last_step_ = -1;
   bool follow_ = true;
   int window_ = 300;

@@ -137,7 +137,8 @@ void SessionsPage::drawCurves() {
   style.show_raw = show_raw_->isChecked();
   for (auto& [metric, plot] : charts_)
     for (const auto& curve : plot_curves_)
-      if (curve.metric == metric) draw_compare_curve(plot, curve, comparison_.sessions, style);
+      if (curve.metric == metric || (metric == "tokens_per_s" && curve.metric == "samples_per_s"))  // throughput_as_samples
+        draw_compare_curve(plot, curve, comparison_.sessions, style);
   emit curvesDrawn();
 }
 

@@ -177,6 +177,62 @@ class LivePlotsTest : public QObject {
       }
     }
   }
+
+  // DeepSpeed's ThroughputTimer line gives CurrSamplesPerSec and no tokens: the throughput chart
+  // draws samples/s under that label, and switches to tokens/s once a step brings them.
+  void samplesPerSecondFillTheThroughputChart() {
+    LivePlots plots;
+    plots.setRunKind(LivePlots::RunKind::Watched);
+    LiveUpdate update;
+    for (int step = 2; step <= 6; step += 2) {
+      ss::StepMetrics m;
+      m.step = step;
+      m.samples_per_s = 30.0 + step;
+      update.steps.push_back(m);
+    }
+    plots.append(update);
+    QCOMPARE(plots.throughputMetric(), std::string("samples_per_s"));
+    QCOMPARE(plots.pointCount("tokens_per_s", 0), 3);
+    QCOMPARE(plots.chart("tokens_per_s")->yAxis->label(), QString("samples/s"));
+    QCOMPARE(plots.emptyNote("tokens_per_s"), QString());
+    QVERIFY(plots.chart("tokens_per_s")->yAxis->range().contains(36.0));
+    update.steps.front().tokens_per_s = 4096.0;
+    plots.append(update);
+    QCOMPARE(plots.throughputMetric(), std::string("tokens_per_s"));
+    QCOMPARE(plots.chart("tokens_per_s")->yAxis->label(), QString("tokens/s"));
+    QCOMPARE(plots.pointCount("tokens_per_s", 0), 1);  // samples/s and tokens/s never share an axis
+    plots.clear();
+    QCOMPARE(plots.pointCount("tokens_per_s", 0), 0);
+  }
+
+  // A chart with no points, or only zeros (a CPU run's TFLOP/s), says why over a 0..1 axis
+  // rather than QCustomPlot's band of 1e-12 around zero; the hint fits the kind of run.
+  void anEmptyChartSaysWhy() {
+    LivePlots plots;
+    plots.setRunKind(LivePlots::RunKind::Watched);
+    LiveUpdate update;
+    for (int step = 1; step <= 4; ++step) {
+      ss::StepMetrics m;
+      m.step = step;
+      m.loss = 2.0 / step;
+      m.tflops = 0.0;
+      update.steps.push_back(m);
+    }
+    plots.append(update);
+    QVERIFY(plots.emptyNote("tflops").contains("flops_profiler"));
+    QVERIFY(plots.emptyNote("tokens_per_s").contains("steps_per_print"));
+    QCOMPARE(plots.emptyNote("loss"), QString());
+    const QCPRange range = plots.chart("tflops")->yAxis->range();
+    QCOMPARE(range.lower, 0.0);
+    QCOMPARE(range.upper, 1.0);
+    plots.setRunKind(LivePlots::RunKind::Engine);
+    QVERIFY(!plots.emptyNote("tokens_per_s").contains("steps_per_print"));
+    QVERIFY(!plots.emptyNote("tokens_per_s").isEmpty());
+    update.steps.front().tflops = 12.5;
+    plots.append(update);
+    QCOMPARE(plots.emptyNote("tflops"), QString());
+    QVERIFY(plots.chart("tflops")->yAxis->range().contains(12.5));
+  }
 };
 
 QTEST_MAIN(LivePlotsTest)

@@ -69,9 +69,9 @@ std::vector<ss::Event> run_events(const RunSpec& spec) {
       m.lr = 1e-3 * step / spec.steps;
       m.loss_scale = 65536;
       m.grad_norm = 1 + 0.01 * step;
-      m.tokens_per_s = 1000;
+      if (spec.tokens) m.tokens_per_s = 1000;
       m.samples_per_s = 4;
-      m.tflops = 40;
+      m.tflops = spec.tflops;
       m.mem_allocated_bytes = m.mem_peak_bytes = (std::int64_t(rank) + 1) << 30;
       m.mem_reserved_bytes = (std::int64_t(rank) + 2) << 30;
       events.push_back(ss::TimerBreakdown{rank, step, {{"forward", 0.3 * spec.step_ms}, {"backward", 0.6 * spec.step_ms}}});

@@ -22,6 +22,8 @@ struct RunSpec {
   std::vector<std::string> hosts;
   std::vector<double> clock_offsets_s;
   std::string host_version = "0.1.0";
+  bool tokens = true;            ///< false: samples/s alone, as DeepSpeed's throughput line gives
+  double tflops = 40;            ///< 0: what a CPU run reports
   bool profiled = false;         ///< add a kernel/memcpy/NCCL/NVTX window in step 5 of every rank
   double started_at = 1795900000;
   std::vector<std::string> train_args;  ///< appended to the recorded `shardscope train` command line

@@ -35,7 +35,7 @@ class SessionsPageTest : public QObject {
   Q_OBJECT
 
   QTemporaryDir dir_;
-  QString file_a_, file_b_;
+  QString file_a_, file_b_, file_c_;
 
   static ss::Store reader(const QString& path) { return ss::Store::open(path.toStdString(), {}); }
 
@@ -70,6 +70,11 @@ class SessionsPageTest : public QObject {
     gamma.host = "node-b";
     gamma.started_at += 7200;
     testing::write_sessions(file_b_, {gamma});
+    testing::RunSpec delta{"delta", 2, 10, 90, 7};  // a DeepSpeed run on the CPU: samples/s, TFLOP/s of 0
+    delta.tokens = false;
+    delta.tflops = 0;
+    file_c_ = dir_.filePath("c.db");
+    testing::write_sessions(file_c_, {delta});
   }
 
   void catalogListsAndFilters() {
@@ -294,6 +299,29 @@ class SessionsPageTest : public QObject {
     QCOMPARE(page.summaryModel()->columnCount(), 2);  // quantity and its value, no deltas
     QVERIFY(page.configDiffModel()->rowCount() >= 2);  // every key: there is nothing to differ from
     QVERIFY(page.runDiffModel()->rowCount() >= 2);
+  }
+
+  // Samples/s fill the throughput chart of a run without tokens/s, named so; a TFLOP/s curve of
+  // zeros is an empty chart that says so over 0..1.
+  void samplesPerSecondStandInForTokens() {
+    SessionsPage page;
+    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
+    page.openFiles({file_c_});
+    QVERIFY(loaded.wait(10000));
+    page.selectByName({"delta"});
+    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
+    page.compareSelected();
+    QVERIFY(drawn.wait(10000));
+    QCustomPlot* throughput = page.chart("tokens_per_s");
+    QCOMPARE(throughput->yAxis->label(), QString("samples/s"));
+    QVERIFY(throughput->graphCount() >= 1);
+    QVERIFY(throughput->graph(0)->dataCount() > 0);
+    QVERIFY(throughput->yAxis->range().contains(8.0));  // 4 per rank, summed over 2
+    QCustomPlot* tflops = page.chart("tflops");  // 0..1 on a linear axis; an earlier test's log scale keeps its own
+    const QCPRange range = tflops->yAxis->range();
+    QVERIFY2(range.lower >= 0 && range.upper >= 1 && range.size() >= 0.5,
+             qPrintable(QString("TFLOP/s axis %1..%2").arg(range.lower).arg(range.upper)));
+    QCOMPARE(tflops->itemCount(), 1);  // "not recorded in these sessions"
   }
 
   void logTicksNeverRepeatAndFlatCurvesSitInsideTheFrame() {
