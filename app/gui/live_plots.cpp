@@ -33,13 +33,20 @@ const LiveMetric kLiveMetrics[] = {
     {"mem_allocated", [](const sessions::StepMetrics& m) { return bytes(m.mem_allocated_bytes); }},
 };
 
+// A dot per step while a curve is short: the flops profiler's one TFLOP/s figure (profile_step) is
+// a line of one point. A long curve is a line only, where dots would blot out its shape.
+void show_dots_while_short(QCPGraph* graph) {
+  constexpr int kDotsUpTo = 30;
+  const bool dots = graph->dataCount() <= kDotsUpTo;
+  if (dots != (graph->scatterStyle().shape() != QCPScatterStyle::ssNone))
+    graph->setScatterStyle(dots ? QCPScatterStyle(QCPScatterStyle::ssDisc, 4) : QCPScatterStyle());
+}
+
 QCPGraph* rank_graph(QCustomPlot* plot, int rank) {
   while (plot->graphCount() <= rank) {
     auto* graph = plot->addGraph();
     const int r = plot->graphCount() - 1;
     graph->setPen(QPen(series_color(static_cast<std::size_t>(r)), 1.5));
-    // A dot per step: the flops profiler's one TFLOP/s figure (profile_step) is a line of one point.
-    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
     graph->setName(QObject::tr("rank %1").arg(r));
   }
   return plot->graph(rank);
@@ -247,6 +254,7 @@ void LivePlots::addPoint(const std::string& metric, int rank, double step, doubl
       if (known && it->value == scaled) return;  // a step read again, unchanged
       if (known) graph->data()->remove(step);    // read again with a new value: replace it
       graph->addData(step, scaled);
+      show_dots_while_short(graph);
     }
 }
 

@@ -205,6 +205,18 @@ class LivePlotsTest : public QObject {
     QCOMPARE(plots.pointCount("tokens_per_s", 0), 0);
   }
 
+  // Dots mark the steps of a short curve (one TFLOP/s figure is a point, not a line) and go once
+  // the curve is long, where they would blot out its shape (120 steps looked solid orange).
+  void dotsOnlyWhileACurveIsShort() {
+    LivePlots plots;
+    plots.append(run_of(3));
+    QCOMPARE(plots.chart("loss")->graph(0)->scatterStyle().shape(), QCPScatterStyle::ssDisc);
+    plots.append(run_of(120));
+    QCOMPARE(plots.pointCount("loss", 0), 120);
+    QCOMPARE(plots.chart("loss")->graph(0)->scatterStyle().shape(), QCPScatterStyle::ssNone);
+    QCOMPARE(plots.chart("loss")->graph(1)->scatterStyle().shape(), QCPScatterStyle::ssNone);
+  }
+
   // A chart with no points, or only zeros (a CPU run's TFLOP/s), says why over a 0..1 axis
   // rather than QCustomPlot's band of 1e-12 around zero; the hint fits the kind of run.
   void anEmptyChartSaysWhy() {
