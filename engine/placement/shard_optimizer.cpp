@@ -83,7 +83,8 @@ void ShardOptimizer::add_device_store(const PlacementPlan& plan, ShardRange rang
 }
 
 // The range the CPU steps: its master and state in (pinned) host memory or swapped to NVMe, its
-// gradients copied to a host buffer during the boundary backward.
+// gradients summed in a host buffer as each backward of the window reduces them (stage 1: copied
+// there by the boundary backward).
 void ShardOptimizer::add_offload_store(const PlacementPlan& plan, ShardRange range, int first_group) {
   ParamShard& shard = runtime_.shard();
   const bool pin = plan.cuda && plan.pin_optimizer;

@@ -2,6 +2,9 @@
 // The stage-3 gather/release half lives in zero_gather.cpp.
 #include "engine/zero/zero_runtime.hpp"
 
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
@@ -156,6 +159,7 @@ void ZeroRuntime::offload_gradients_to(torch::Tensor host, std::int64_t offset) 
   TORCH_CHECK(settings_.stage >= 3 || offset == 0, "offload_gradients_to: partial offload is stage 3 only");
   host_grads_ = std::move(host);
   host_grads_offset_ = offset;
+  host_chunk_written_.assign(layout_->groups().size(), 0);
   first_host_group_ = static_cast<int>(layout_->groups().size());
   for (std::size_t g = 0; g < layout_->groups().size(); ++g)
     if (layout_->groups()[g].shard_offset >= offset) {
@@ -297,26 +301,52 @@ void ZeroRuntime::zero_unwritten_staging(int g) {
 }
 
 void ZeroRuntime::accumulate_chunk(int g, const torch::Tensor& reduced) {
+  if (host_grads_.defined() && g >= first_host_group_) return accumulate_chunk_on_host(g, reduced);
   auto& grads = grad_chunks_[g];
   // bf16 on a GPU: the first reduction stays bf16, since the kernels read it as it is and widening
-  // it would be exact; a later micro-step's reduction is added in fp32, as before. With offload the
-  // chunk goes to the host's fp32 buffer at once.
-  const bool to_host = host_grads_.defined() && g >= first_host_group_;  // the offloaded range
-  const bool keep16 = reduced.scalar_type() == torch::kBFloat16 && reduced.is_cuda() && !to_host;
+  // it would be exact; a later micro-step's reduction is added in fp32, as before.
+  const bool keep16 = reduced.scalar_type() == torch::kBFloat16 && reduced.is_cuda();
   if (!grads.defined())
     grads = keep16 ? reduced : reduced.to(torch::kFloat32);  // fp32 training: the output itself, no copy
   else if (grads.scalar_type() != torch::kFloat32)
     grads = grads.to(torch::kFloat32).add_(reduced);
   else
     grads.add_(reduced);
-  if (to_host && boundary_) {
-    // Offload: to the host now, while the backward goes on. Freeing the device chunk is safe: the
-    // caching allocator reuses it only for work queued after this copy on the stream.
-    const auto& group = layout_->groups()[g];
-    host_grads_.narrow(0, group.shard_offset - host_grads_offset_, group.chunk(world_size()))
-        .copy_(grads, /*non_blocking=*/true);
-    grads = torch::Tensor();
+}
+
+// Offload: the chunk's running sum lives in the host's fp32 buffer from the window's first
+// micro-step on, as in DeepSpeed's grad_partitions_flat_buffer, so that no gradient memory stays
+// on the device between micro-steps (the estimator counts none). A later micro-step adds on the
+// device, bringing the host chunk over and sending the sum back: faster than adding on the CPU.
+void ZeroRuntime::accumulate_chunk_on_host(int g, const torch::Tensor& reduced) {
+  const auto& group = layout_->groups()[g];
+  torch::Tensor host = host_grads_.narrow(0, group.shard_offset - host_grads_offset_, group.chunk(world_size()));
+  char& written = host_chunk_written_[static_cast<std::size_t>(g)];
+  if (reduced.is_cpu()) {
+    written ? host.add_(reduced) : host.copy_(reduced);
+  } else {
+    accumulate_on_side_stream(host, reduced, written);
   }
+  written = 1;
+}
+
+// The copies go on a stream of their own, so that they overlap the rest of the backward instead
+// of queueing behind it (DeepSpeed's run on its reduce stream). The step reads the host buffer
+// after synchronizing the device, which waits for this stream too.
+void ZeroRuntime::accumulate_on_side_stream(torch::Tensor& host, const torch::Tensor& reduced, bool add) {
+  const auto index = reduced.device().index();
+  if (!offload_stream_) offload_stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index).unwrap();
+  const c10::cuda::CUDAStream side(c10::cuda::CUDAStream::UNCHECKED, *offload_stream_);
+  at::cuda::CUDAEvent produced;
+  produced.record(c10::cuda::getCurrentCUDAStream(index));
+  produced.block(side);
+  const c10::cuda::CUDAStreamGuard on_side(side);
+  // Widened on the device: a copy that also converts would go through a pageable host temporary.
+  const torch::Tensor sum = add ? host.to(reduced.device(), /*non_blocking=*/true).add_(reduced)
+                                : reduced.to(torch::kFloat32);
+  host.copy_(sum, /*non_blocking=*/true);
+  // Made on the compute stream, read here: its memory must not be reused before this stream is done.
+  reduced.record_stream(*offload_stream_);
 }
 
 void ZeroRuntime::launch_ready_groups() {
@@ -409,7 +439,8 @@ void ZeroRuntime::end_backward() {
     torch::NoGradGuard no_grad;
     launch_ready_groups();
     wait_for_reductions(0);
-    grads_on_host_ = host_grads_.defined() && boundary_;
+    // Stages 2-3 keep the offloaded range's running sum on the host at every micro-step.
+    grads_on_host_ = host_grads_.defined() && (boundary_ || settings_.stage >= 2);
     if (grads_on_host_ && settings_.stage == 1)  // the reduced 16-bit shard, widened as it is copied
       host_grads_.copy_(reduced_shard_.narrow(0, host_grads_offset_, host_grads_.numel()), /*non_blocking=*/true);
     if (settings_.stage == 0 && fp32_grads_.data_ptr() != flat_->grads().data_ptr())
@@ -432,6 +463,7 @@ void ZeroRuntime::zero_grads() {
   }
   if (settings_.stage >= 2) {
     for (auto& grads : grad_chunks_) grads = torch::Tensor();  // freed: no gradient memory until the next backward
+    std::fill(host_chunk_written_.begin(), host_chunk_written_.end(), 0);  // the next window copies, not adds
     for (auto& slot : slots_) slot.param.mutable_grad().reset();
     return;
   }

@@ -99,10 +99,12 @@ class ZeroRuntime {
   ///             gradients do). Pieces of groups not yet reduced are left out.
   GradientPieces gradient_pieces() const;
   /// offload_optimizer: the reduced gradients of shard elements [offset, shard end) go to `host`
-  /// (fp32, pinned) at the accumulation boundary. At stages 2-3 each group's chunk is copied as
-  /// soon as its reduce-scatter lands, overlapping the rest of the backward, and its device chunk
-  /// is freed; stage 1 copies its reduced shard when the backward ends. gradient_pieces() then
-  /// ends with that host piece, valid once the device stream is synchronized.
+  /// (fp32, pinned). At stages 2-3 `host` holds their running sum from the window's first
+  /// micro-step on, as DeepSpeed's stage 3 does: each group's chunk goes there as soon as its
+  /// reduce-scatter lands (a later micro-step adds to it on the device and sends the sum back),
+  /// overlapping the rest of the backward, and no device chunk stays. Stage 1 copies its reduced
+  /// shard when the boundary's backward ends. gradient_pieces() then ends with that host piece,
+  /// valid once the device stream is synchronized.
   void offload_gradients_to(torch::Tensor host, std::int64_t offset);
   /// Stage 0-1: the full flat gradient buffer autograd accumulates into (undefined at 2-3).
   torch::Tensor full_grads() const;
@@ -168,6 +170,8 @@ class ZeroRuntime {
   void zero_unwritten_staging(int g);
   /// Stages 2-3: the group's reduced chunk joins this window's gradients (kept 16-bit when exact).
   void accumulate_chunk(int g, const torch::Tensor& reduced);
+  void accumulate_chunk_on_host(int g, const torch::Tensor& reduced);
+  void accumulate_on_side_stream(torch::Tensor& host, const torch::Tensor& reduced, bool add);
   void launch_ready_groups();
   void launch_group(int group);
   torch::Tensor flatten_pieces(int group);
@@ -209,6 +213,8 @@ class ZeroRuntime {
   torch::Tensor host_grads_;                  ///< offload: where the boundary's gradients of the offloaded range go
   std::int64_t host_grads_offset_ = 0;        ///< the shard element host_grads_ starts at
   int first_host_group_ = 0;                  ///< the first group whose gradients go to host_grads_
+  std::vector<char> host_chunk_written_;      ///< per group: host_grads_ holds this window's sum already
+  std::optional<c10::Stream> offload_stream_;  ///< offload on a GPU: where the host sums' copies run
   bool boundary_ = false;                     ///< this backward ends an accumulation window
   bool grads_on_host_ = false;                ///< the offloaded range's gradients of this window are in host_grads_
   std::vector<GroupState> groups_;

@@ -170,32 +170,55 @@ TEST(Zero, ParameterOffloadMatchesOneRank) {
   }
 }
 
-// With offload_optimizer at stages 2-3, the boundary's reduced chunks go to the host buffer as
-// they land: after that backward the gradients are one host piece; inside the window, device chunks.
-TEST(Zero, OffloadedGradientsReachTheHostDuringTheBoundaryBackward) {
-  for (int stage : {2, 3}) {
-    auto list = models(2);
-    run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
-      EngineOptions options;
-      options.communicator = comm;
-      Engine engine(list[rank], resolved_config(config_json(stage, 2, 2, R"(, "offload_optimizer": {"device": "cpu"})")),
-                    options);
-      const auto& zero = engine.zero();
-      for (int micro = 0; micro < 2; ++micro) {
-        const Batch global = fixed_batch(ModelKind::kGpt2, micro, 4);
-        engine.backward(engine.forward({global.inputs.narrow(0, rank * 2, 2), global.targets.narrow(0, rank * 2, 2)}));
+// This rank's reduced gradients of the window so far, as its whole shard in fp32.
+torch::Tensor whole_shard_gradients(const ZeroRuntime& zero) {
+  torch::Tensor whole = torch::zeros({zero.layout().shard_numel()});
+  for (const auto& piece : zero.gradient_pieces())
+    whole.narrow(0, piece.offset, piece.grads.numel()).copy_(piece.grads.to(torch::kFloat32));
+  return whole;
+}
+
+// Rank 0's whole_shard_gradients after each backward of one 3-micro-step window.
+std::vector<torch::Tensor> window_gradients(int stage, const std::string& extra, bool expect_one_host_piece) {
+  constexpr int kGas = 3;
+  auto list = models(2);
+  std::vector<torch::Tensor> sums;
+  run_ranks(2, [&](int rank, std::shared_ptr<Communicator> comm) {
+    EngineOptions options;
+    options.communicator = comm;
+    Engine engine(list[rank], resolved_config(config_json(stage, 2, kGas, extra)), options);
+    const auto& zero = engine.zero();
+    for (int micro = 0; micro < kGas; ++micro) {
+      const Batch global = fixed_batch(ModelKind::kGpt2, micro, 4);
+      engine.backward(engine.forward({global.inputs.narrow(0, rank * 2, 2), global.targets.narrow(0, rank * 2, 2)}));
+      if (expect_one_host_piece) {
         const auto pieces = zero.gradient_pieces();
-        if (micro == 0) {
-          EXPECT_EQ(pieces.size(), zero.layout().groups().size()) << "stage " << stage << ": inside the window";
-        } else {
-          ASSERT_EQ(pieces.size(), 1u) << "stage " << stage << ": at the boundary";
-          EXPECT_EQ(pieces[0].grads.numel(), zero.layout().shard_numel());
-          EXPECT_GT(pieces[0].grads.abs().sum().item<double>(), 0.0);
-        }
-        engine.step();
+        ASSERT_EQ(pieces.size(), 1u) << "stage " << stage << " micro-step " << micro << ": one host piece, no device chunk";
+        EXPECT_EQ(pieces[0].grads.numel(), zero.layout().shard_numel());
       }
-      EXPECT_TRUE(zero.gradient_pieces().empty()) << "stage " << stage << " after the step";
-    });
+      if (rank == 0) sums.push_back(whole_shard_gradients(zero));
+      engine.step();
+    }
+    EXPECT_TRUE(zero.gradient_pieces().empty()) << "stage " << stage << " after the step";
+  });
+  return sums;
+}
+
+// With offload_optimizer at stages 2-3 the window's running sum lives in the host buffer from its
+// first micro-step on (DeepSpeed's grad_partitions_flat_buffer), never in device chunks, and
+// after every micro-step it equals the sum that the run without offload accumulates.
+TEST(Zero, OffloadedGradientsAccumulateOnTheHost) {
+  for (int stage : {2, 3}) {
+    const auto on_device = window_gradients(stage, "", false);
+    const auto on_host = window_gradients(stage, R"(, "offload_optimizer": {"device": "cpu"})", true);
+    ASSERT_EQ(on_host.size(), on_device.size());
+    for (std::size_t m = 0; m < on_host.size(); ++m) {
+      EXPECT_GT(on_host[m].abs().sum().item<double>(), 0.0);
+      EXPECT_TRUE(torch::allclose(on_host[m], on_device[m], 1e-5, 1e-7))
+          << "stage " << stage << " micro-step " << m << ": max difference "
+          << (on_host[m] - on_device[m]).abs().max().item<double>();
+    }
+    EXPECT_FALSE(torch::allclose(on_host[2], on_host[0])) << "the later micro-steps must add to the sum";
   }
 }
 
