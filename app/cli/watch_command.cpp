@@ -175,6 +175,7 @@ launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollo
   options.out = &std::cout;
   options.err = &std::cerr;
   options.grace_seconds = w.grace_seconds;
+  options.voice = {"shardscope watch", "the command"};  // the user's command, no rank of ShardScope's
   options.on_line = [&](const LogLine& line) {
     std::lock_guard<std::mutex> lock(mutex);
     if (line.rank < 0) return sink.send(line);  // the supervisor's own messages, not the command's output

@@ -65,21 +65,20 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   return pointers;
 }
 
-LaunchError spawn_error(const std::string& program, int error) {
-  return LaunchError(LaunchError::Kind::kEnvironment,
-                     "cannot start rank program " + program + ": " + std::strerror(error));
+LaunchError spawn_error(const std::string& what, const std::string& program, int error) {
+  return LaunchError(LaunchError::Kind::kEnvironment, "cannot start " + what + " " + program + ": " + std::strerror(error));
 }
 
 }  // namespace
 
-RankProcess RankProcess::spawn(const RankCommand& command) {
+RankProcess RankProcess::spawn(const RankCommand& command, const std::string& what) {
   std::vector<char*> argv = c_strings(command.argv), envp = c_strings(command.env);
   int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, in[2] = {-1, -1};
   if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0 ||
       (command.stdin_pipe && ::pipe2(in, O_CLOEXEC) != 0)) {
     const int error = errno;
     for (int* fd : {&out[0], &out[1], &err[0], &err[1], &status[0], &status[1], &in[0], &in[1]}) close_fd(*fd);
-    throw spawn_error(command.program, error);
+    throw spawn_error(what, command.program, error);
   }
   // Signals stay blocked across fork so the launcher's handlers never run in the child.
   sigset_t all, previous;
@@ -94,7 +93,7 @@ RankProcess RankProcess::spawn(const RankCommand& command) {
   for (int* fd : {&out[1], &err[1], &status[1], &in[0]}) close_fd(*fd);
   if (pid < 0) {
     for (int* fd : {&out[0], &err[0], &status[0], &in[1]}) close_fd(*fd);
-    throw spawn_error(command.program, fork_error);
+    throw spawn_error(what, command.program, fork_error);
   }
   ::setpgid(pid, pid);  // also here, so the group exists before the launcher signals it
   int exec_error = 0;
@@ -108,7 +107,7 @@ RankProcess RankProcess::spawn(const RankCommand& command) {
   process.stderr_fd_ = err[0];
   process.stdin_fd_ = in[1];
   if (n == static_cast<ssize_t>(sizeof exec_error))
-    throw spawn_error(command.program, exec_error);  // ~RankProcess reaps the child
+    throw spawn_error(what, command.program, exec_error);  // ~RankProcess reaps the child
   for (int fd : {out[0], err[0], in[1]})
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 #ifdef SYS_pidfd_open

@@ -21,8 +21,9 @@ struct RankCommand {
 
 class RankProcess {
  public:
-  /// Starts the command; throws LaunchError(kEnvironment) naming the program when exec fails.
-  static RankProcess spawn(const RankCommand& command);
+  /// Starts the command; throws LaunchError(kEnvironment) naming the program when exec fails:
+  /// "cannot start <what> <program>: <reason>".
+  static RankProcess spawn(const RankCommand& command, const std::string& what = "rank program");
 
   RankProcess(RankProcess&& other) noexcept;
   RankProcess& operator=(RankProcess&& other) noexcept;

@@ -81,7 +81,7 @@ void RankSupervisor::request_stop(int signal) {
 }
 
 void RankSupervisor::message(const std::string& text, sessions::LogLevel level) {
-  if (options_.err) *options_.err << "shardscope launch: " << text << std::endl;
+  if (options_.err) *options_.err << options_.voice.speaker << ": " << text << std::endl;
   if (options_.on_line) {
     const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     options_.on_line(sessions::LogLine{-1, now, level, text});
@@ -102,7 +102,8 @@ void RankSupervisor::start_ranks(State& state) {
   }
   std::vector<StartedRank> started;
   for (const auto& spec : options_.ranks) {
-    state.processes.push_back(RankProcess::spawn(spec.command));  // a failure kills those started
+    // A failure kills those started.
+    state.processes.push_back(RankProcess::spawn(spec.command, program_noun(options_.voice)));
     state.results.push_back({spec.rank, state.processes.back().pid(), 0, 0, false});
     started.push_back({spec.rank, spec.local_rank, state.processes.back().pid(), spec.device});
   }
@@ -120,9 +121,7 @@ SupervisorResult RankSupervisor::run() {
     wait_for_events(state);
     handle_exits(state);
     if (state.kill_deadline && !state.killed && Clock::now() >= *state.kill_deadline) {
-      message("some ranks were still running " + std::to_string(static_cast<int>(options_.grace_seconds)) +
-                  " s after being told to stop; sending SIGKILL",
-              sessions::LogLevel::kWarning);
+      message(grace_over_message(options_.voice, static_cast<int>(options_.grace_seconds)), sessions::LogLevel::kWarning);
       stop_all(state, SIGKILL);
     }
   }
@@ -204,13 +203,12 @@ void RankSupervisor::handle_signal(State& state, int signal) {
   if (signal != SIGINT && signal != SIGTERM) return;
   if (state.stopping) {
     // A second Ctrl-C (or a signal while a failure is being handled): do not wait out the grace.
-    message("received " + signal_name(signal) + " again: killing every rank now (SIGKILL)", sessions::LogLevel::kWarning);
+    message(kill_now_message(options_.voice, signal), sessions::LogLevel::kWarning);
     stop_all(state, SIGKILL);
     return;
   }
   state.interrupt_signal = signal;
-  message("received " + signal_name(signal) + ": forwarding it to every rank; they get SIGKILL if still running in " +
-              std::to_string(static_cast<int>(options_.grace_seconds)) + " s (send it again to kill them now)",
+  message(forwarding_message(options_.voice, signal, static_cast<int>(options_.grace_seconds)),
           sessions::LogLevel::kWarning);
   stop_all(state, signal);
 }
@@ -235,8 +233,7 @@ void RankSupervisor::handle_exits(State& state) {
     const int status = state.results[i].wait_status;
     if (!failed(status) || state.stopping) continue;
     state.first_failed = i;
-    message("rank " + std::to_string(state.results[i].rank) + " (pid " + std::to_string(state.results[i].pid) + ") " +
-                describe_wait_status(status) + "; stopping the other ranks",
+    message(failure_message(options_.voice, state.results[i].rank, state.results[i].pid, status),
             sessions::LogLevel::kError);
     stop_all(state, SIGTERM);
   }
@@ -251,7 +248,8 @@ SupervisorResult RankSupervisor::finish(State& state) {
   if (state.first_failed) {
     const auto& failed_rank = state.results[*state.first_failed];
     r.first_failed_rank = failed_rank.rank;
-    r.first_failure = "rank " + std::to_string(failed_rank.rank) + " " + describe_wait_status(failed_rank.wait_status);
+    r.first_failure =
+        supervised_name(options_.voice, failed_rank.rank) + " " + describe_wait_status(failed_rank.wait_status);
     const auto& tail = state.outputs[*state.first_failed].stderr_tail();
     r.first_failure_stderr.assign(tail.begin(), tail.end());
     r.status = "failed";

@@ -15,6 +15,7 @@
 
 #include "engine/launcher/rank_output.hpp"
 #include "engine/launcher/rank_process.hpp"
+#include "engine/launcher/supervisor_voice.hpp"
 #include "sessions/events.hpp"
 
 namespace shardscope::engine::launcher {
@@ -40,6 +41,7 @@ struct SupervisorOptions {
   std::ostream* out = nullptr;               ///< where rank stdout lines are relayed
   std::ostream* err = nullptr;               ///< rank stderr lines and the launcher's messages
   std::optional<std::string> each_rank_log_dir;  ///< --enable_each_rank_log
+  SupervisorVoice voice;                     ///< who speaks in its messages, what it calls the processes
   /// Every line of every rank, and the launcher's own messages as rank -1.
   std::function<void(const sessions::LogLine&)> on_line;
   /// Called once every rank has started, with their pids (for the session's RunStart).
@@ -61,7 +63,7 @@ struct SupervisorResult {
   std::string status;                ///< "completed", "failed", "interrupted" (as RunEnd records it)
   std::vector<RankResult> ranks;     ///< in rank order
   std::optional<int> first_failed_rank;
-  std::string first_failure;         ///< "rank 1 was killed by signal 9 (SIGKILL)"
+  std::string first_failure;         ///< "rank 1 was killed by signal 9 (SIGKILL)" (in the voice's words)
   std::vector<std::string> first_failure_stderr;  ///< the last stderr lines of that rank
   int interrupt_signal = 0;          ///< SIGINT or SIGTERM received by the launcher, else 0
   bool killed_after_grace = false;   ///< some rank ignored SIGTERM/SIGINT and got SIGKILL

@@ -1,13 +1,13 @@
 #include "sessions/import/watch_plan.hpp"
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "configs/config_document.hpp"
 #include "configs/input_file.hpp"
+#include "sessions/atomic_output.hpp"
+#include "sessions/errors.hpp"
 #include "sessions/import/file_bytes.hpp"
 #include "sessions/import/import_error.hpp"
 
@@ -39,16 +39,16 @@ bool looks_like_deepspeed_config(const std::string& path) {
   return false;
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw ImportError(temporary + ": cannot write the config copy (disk full? permissions?)");
+// The copy is written whole or not at all (AtomicOutput), and a link or device at its path is
+// refused rather than replaced; the store's error becomes watch's, naming the copy.
+void write_config_copy(const std::string& path, const std::string& text) {
+  try {
+    AtomicOutput file(path);
+    file.stream() << text;
+    file.commit();
+  } catch (const StoreError& error) {
+    throw ImportError(std::string("the config copy: ") + error.what() + " (choose another --out DIR)");
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw ImportError(path + ": cannot move the config copy into place");
 }
 
 }  // namespace
@@ -95,7 +95,7 @@ WatchPlan plan_watch(const std::vector<std::string>& command, const std::string&
   plan.config_json = config.dump(2);
   plan.config_copy = (fs::absolute(out_dir) / "ds_config.json").lexically_normal().string();
   plan.csv_dir = output_path + "/" + kJobName;
-  write_atomically(plan.config_copy, plan.config_json + "\n");
+  write_config_copy(plan.config_copy, plan.config_json + "\n");
   plan.command = command;
   std::string& argument = plan.command[plan.config_argument];
   const auto equals = argument.find('=');

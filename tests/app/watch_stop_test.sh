@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `shardscope watch` stopped by SIGTERM ends the whole process tree, the part that left the
 # command's process group (setsid, as torchrun's workers do) included, exits 128+15, records the
-# session as interrupted and prints its summary after a line of its own. The command is a shell
+# session as interrupted and prints its summary after a line of its own. Its lines speak of the
+# command, never of a rank. The command is a shell
 # script standing in for a launcher (no DeepSpeed needed), given a DeepSpeed config the way
 # `deepspeed` takes one.
 # usage: watch_stop_test.sh SHARDSCOPE
@@ -32,6 +33,10 @@ gone "$child" || fail "the command's child $child is still running"
 gone "$escaped" || { kill -9 "$escaped"; fail "the process that left the group ($escaped) is still running"; }
 grep -q "ended 1 process(es) the command left behind" "$dir/watch.err" ||
   fail "the escaped process was not ended by the watcher: $(cat "$dir/watch.err")"
+# The supervisor speaks as watch, of the command: the user's command is no rank of ShardScope's.
+grep -qxF "shardscope watch: received SIGTERM: forwarding it to the command; it gets SIGKILL if still running in 2 s (send it again to kill it now)" "$dir/watch.err" ||
+  fail "the SIGTERM line does not speak of the command: $(cat "$dir/watch.err")"
+! grep -qE "rank 0|shardscope launch" "$dir/watch.err" || fail "watch's lines speak of a rank or as launch: $(cat "$dir/watch.err")"
 grep -q "launcher started" "$dir/out/output.log" || fail "the command's output is not in output.log"
 # On stdout: the command's output, then watch's own line, then the session's summary.
 awk '/^launcher started$/ { out = NR } /^shardscope watch: the command ended with exit code 143; the session it recorded:$/ { header = NR }

@@ -148,6 +148,20 @@ class LaunchPageTest : public QObject {
     QVERIFY(facts.failure.find("cannot open") != std::string::npos);
   }
 
+  // Under watch the supervisor speaks of the user's command, no rank: its lines are ShardScope's own
+  // (the console's [launch] lines, not rank 0's output) and name no rank or pid for Stop to signal.
+  void watchsSupervisorLinesAreItsOwnAndNameNoRank() {
+    for (const char* line : {"shardscope watch: the command (pid 4121) exited with code 1",
+                             "shardscope watch: received SIGTERM: forwarding it to the command; it gets SIGKILL if "
+                             "still running in 5 s (send it again to kill it now)",
+                             "shardscope watch: the command was still running 5 s after being told to stop; sending SIGKILL"}) {
+      QCOMPARE(parse_console_line(line, true, 0).rank, -1);
+      LaunchFacts facts;
+      read_launcher_line(line, facts);
+      QVERIFY2(facts.rank_pids.empty() && !facts.failed_rank && facts.failed_who.empty(), line);
+    }
+  }
+
   // A one-rank run's lines have no prefix, nor has the closing summary: the launcher's (or watch's)
   // own line on stdout says where the run's output ends and the summary begins.
   void closingSummaryIsTheLaunchersNotRankZeros() {

@@ -118,5 +118,24 @@ TEST(WatchPlan, ReadsTheConfigAsConfigsAreReadAndNamesItWhenItCannot) {
   EXPECT_FALSE(fs::exists(dir / "out" / "ds_config.json")) << "no copy of a config that was not read";
 }
 
+// The copy is written as every file the library writes (AtomicOutput): a link at its path is
+// refused, not followed onto the file it points at, and no temporary is left behind.
+TEST(WatchPlan, RefusesToReplaceALinkWithTheConfigCopy) {
+  const fs::path dir = testing::temp_path("plan_link");
+  fs::create_directories(dir / "out");
+  const auto user_config = (dir / "ds.json").string();
+  std::ofstream(user_config) << "{\"train_batch_size\": 16}";
+  const auto kept = (dir / "kept.txt").string();
+  std::ofstream(kept) << "keep me";
+  fs::create_symlink(kept, dir / "out" / "ds_config.json");
+  const std::string error = plan_error({"deepspeed", "train.py", "--deepspeed_config", user_config}, dir / "out");
+  EXPECT_EQ(error.rfind("the config copy: ", 0), 0u) << error;
+  EXPECT_NE(error.find((dir / "out" / "ds_config.json").string()), std::string::npos) << error;
+  EXPECT_NE(error.find("choose another --out DIR"), std::string::npos) << error;
+  EXPECT_EQ(testing::read_bytes(kept), "keep me");
+  EXPECT_TRUE(fs::is_symlink(dir / "out" / "ds_config.json"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "out"), fs::directory_iterator{}), 1);
+}
+
 }  // namespace
 }  // namespace shardscope::sessions
