@@ -331,7 +331,7 @@ void ZeroRuntime::accumulate_chunk_on_host(int g, const torch::Tensor& reduced) 
 }
 
 // The copies go on a stream of their own, so that they overlap the rest of the backward instead
-// of queueing behind it (DeepSpeed's run on its reduce stream). The step reads the host buffer
+// of queueing behind it (DeepSpeed runs its copies on its reduce stream). The step reads the host buffer
 // after synchronizing the device, which waits for this stream too.
 void ZeroRuntime::accumulate_on_side_stream(torch::Tensor& host, const torch::Tensor& reduced, bool add) {
   const auto index = reduced.device().index();
