@@ -99,23 +99,24 @@ std::optional<ChangedValue> flip_row(const DefaultFlip& flip, const std::vector<
   return row;
 }
 
-// The built-in model's defaults (docs/engine.md), so "--hidden 256" and no --hidden agree.
-const std::map<std::string, std::string>& model_defaults() {
-  static const std::map<std::string, std::string> d = {
-      {"model", "gpt2"}, {"layers", "4"}, {"hidden", "256"}, {"heads", "4"}, {"model-config", ""}, {"kv-heads", ""}, {"vocab", ""}};
-  return d;
+// The built-in model's flags with their defaults (docs/engine.md), so "--hidden 256" and no --hidden
+// agree; "" where the default depends on the model.
+const std::vector<std::pair<std::string, std::string>>& model_flags() {
+  static const std::vector<std::pair<std::string, std::string>> flags = {
+      {"model", "gpt2"}, {"model-config", ""}, {"layers", "4"}, {"hidden", "256"}, {"heads", "4"}, {"kv-heads", ""}, {"vocab", ""}};
+  return flags;
 }
 
-// "gpt2 layers=4 hidden=256 ..." from a ShardScope run's train flags; empty when not a train run.
+// "gpt2 layers=4 hidden=256 heads=4" from a ShardScope run's train flags; empty when not a train run.
 std::string model_identity(const SessionDetail& d) {
   const Leaves run = run_leaves(d);
   bool train = false;
   for (const auto& [p, v] : run) train = train || p.rfind("train.", 0) == 0;
   if (!train || !d.info.origin.empty()) return "";
   std::string out;
-  for (const auto& [flag, fallback] : model_defaults()) {
+  for (const auto& [flag, fallback] : model_flags()) {
     const std::string value = leaf(run, "train." + flag).value_or(fallback);
-    if (!value.empty()) out += (out.empty() ? "" : " ") + flag + "=" + value;
+    if (!value.empty()) out += (out.empty() ? "" : " ") + (flag == "model" ? value : flag + "=" + value);
   }
   return out;
 }

@@ -67,14 +67,14 @@ TrendGrouping trend_grouping_from_name(const std::string& name) {
   throw SessionsError(ErrorKind::kInvalidArgument, "--by '" + name + "': use version, tag, date or session");
 }
 
-TrendReport metric_trend(Store& store, const std::string& metric, const TrendOptions& options) {
-  const MetricKind kind = metric_kind(metric);
-  TrendReport report{metric, kind.unit, metric == "loss" ? "mean of the last 10 % of steps" : kind.statistic_text,
-                     kind.higher_is_worse, options.grouping, options.threshold.value_or(threshold_for(metric, {})), {}, {}};
+namespace {
+
+// The sessions with enough samples of the metric, by group key, oldest group first.
+std::vector<Pending> collect_groups(Store& store, const std::string& metric, const TrendOptions& options, TrendReport& report) {
   auto sessions = list_sessions(store, options.filter);
   std::reverse(sessions.begin(), sessions.end());  // oldest first
   std::map<std::string, Pending> by_key;
-  const std::size_t need = kind.statistic == RunStatistic::kMax ? 1 : options.min_samples;
+  const std::size_t need = metric_kind(metric).statistic == RunStatistic::kMax ? 1 : options.min_samples;
   for (const auto& s : sessions) {
     const RunMetrics r = load_run_metrics(store, s.id, options.warmup_steps);
     RunSamples samples = samples_for(r, metric);
@@ -91,14 +91,23 @@ TrendReport metric_trend(Store& store, const std::string& metric, const TrendOpt
       p.runs.push_back(samples);
     }
   }
-  if (by_key.empty())
-    throw SessionsError(ErrorKind::kInvalidArgument, "no session in the store has enough samples of " + metric);
   std::vector<Pending> ordered;
   for (auto& [key, p] : by_key) ordered.push_back(std::move(p));
   std::stable_sort(ordered.begin(), ordered.end(), [](const Pending& x, const Pending& y) {
     return x.group.started_at != y.group.started_at ? x.group.started_at < y.group.started_at
                                                     : x.group.session_ids.front() < y.group.session_ids.front();
   });
+  return ordered;
+}
+
+}  // namespace
+
+TrendReport metric_trend(Store& store, const std::string& metric, const TrendOptions& options) {
+  const MetricKind kind = metric_kind(metric);
+  TrendReport report{metric, kind.unit, metric == "loss" ? "mean of the last 10 % of steps" : kind.statistic_text,
+                     kind.higher_is_worse, options.grouping, options.threshold.value_or(threshold_for(metric, {})), {}, {}};
+  std::vector<Pending> ordered = collect_groups(store, metric, options, report);
+  if (ordered.empty()) throw SessionsError(ErrorKind::kInvalidArgument, "no session in the store has enough samples of " + metric);
   for (std::size_t i = 0; i < ordered.size(); ++i) {
     TrendGroup& g = ordered[i].group;
     g.value = group_interval(ordered[i].runs, kind.statistic, options.bootstrap);
@@ -108,7 +117,7 @@ TrendReport metric_trend(Store& store, const std::string& metric, const TrendOpt
       step.verdict = decide(step.change, report.threshold, kind.higher_is_worse);
       g.from_previous = step;
     }
-    report.groups.push_back(std::move(g));
+    report.groups.push_back(g);  // a copy: the next group reads this one's value
   }
   return report;
 }

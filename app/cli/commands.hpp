@@ -48,6 +48,9 @@ int run_node_command(const CommandArgs& args);
 int run_allreduce_command(const CommandArgs& args);
 /// `shardscope sessions import` (sessions_import_action.cpp).
 int run_sessions_import(const CommandArgs& args);
+/// `shardscope sessions check` and `sessions trend` (sessions_check_action.cpp).
+int run_sessions_check(const CommandArgs& args);
+int run_sessions_trend(const CommandArgs& args);
 
 /// Every subcommand, in the order `shardscope --help` lists them.
 const std::vector<Command>& all_commands();

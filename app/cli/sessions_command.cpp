@@ -1,4 +1,4 @@
-// shardscope sessions list|show|compare|export|delete|rename|tag --db FILE: the CLI twin of the GUI's
+// shardscope sessions list|show|compare|export|delete|rename|tag --db FILE (import, check and trend in their own files): the CLI twin of the GUI's
 // Sessions page. Tables for people, --json for scripts; the work is in the sessions library.
 #include <unistd.h>
 
@@ -535,8 +535,8 @@ int run_sessions_command(const CommandArgs& args) {
   static const std::vector<std::pair<std::string, int (*)(const CommandArgs&)>> actions = {
       {"list", list_action}, {"show", show_action}, {"compare", compare_action},
       {"export", export_action}, {"delete", delete_action}, {"rename", rename_action}, {"tag", tag_action},
-      {"import", run_sessions_import}};
-  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|rename|tag|import --db FILE [options]\n";
+      {"import", run_sessions_import}, {"check", run_sessions_check}, {"trend", run_sessions_trend}};
+  const std::string usage = "usage: shardscope sessions list|show|compare|export|delete|rename|tag|import|check|trend --db FILE [options]\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? std::cerr : std::cout) << usage << "Run 'shardscope sessions <action> --help' for its options.\n";
     return args.empty() ? kExitUsage : kExitOk;
@@ -556,7 +556,7 @@ int run_sessions_command(const CommandArgs& args) {
   }
   std::string message = "unknown sessions action '" + args[0] + "'";
   if (auto guess = configs::closest_match(args[0], names)) message += "; did you mean '" + *guess + "'?";
-  throw UsageError(message + " (list, show, compare, export, delete, rename, tag, import)");
+  throw UsageError(message + " (list, show, compare, export, delete, rename, tag, import, check, trend)");
 }
 
 }  // namespace shardscope::app
