@@ -1,8 +1,8 @@
 #pragma once
 // The statistics behind `sessions check` and `sessions trend` (docs/sessions.md, "Regression
 // checks" gives the method and why): a metric's change between two groups of runs with a 95 %
-// interval from a two-level bootstrap: runs resampled with replacement, and inside each run the
-// per-step series resampled in circular blocks whose length follows the series' autocorrelation
+// interval from a two-level bootstrap: each run moved by a draw of the between-run spread its
+// repeats show (a random effect), and inside each run the per-step series resampled in circular blocks whose length follows the series' autocorrelation
 // (Politis & White 2004, with Patton, Politis & White's 2009 correction). Step times are
 // autocorrelated (thermal state, allocator state, background load drift slowly), so treating
 // steps as independent would make 200 steps look like far more evidence than they hold.
@@ -61,15 +61,22 @@ std::size_t block_length(const std::vector<double>& x);
 /// Block length, lag-1 autocorrelation and effective sample size of one series.
 SeriesDependence series_dependence(const std::vector<double>& x);
 
+/// The standard normal's p-quantile; throws SessionsError(kInvalidArgument) outside (0, 1).
+double normal_quantile(double p);
+/// Student's t p-quantile with `df` degrees of freedom (exact for 1 and 2, Cornish-Fisher above).
+double student_t_quantile(double p, double df);
+
 /// `statistic` of one run.
 double run_statistic(const RunSamples& samples, RunStatistic statistic);
 
-/// The group's value (the mean over its runs of `statistic`) with a bootstrap interval. Throws
+/// The group's value (the mean over its runs of `statistic`) with a bootstrap interval (its repeats'
+/// between-run spread included, as in relative_change). Throws
 /// SessionsError(kInvalidArgument) for an empty group or an empty run.
 Interval group_interval(const RunGroup& group, RunStatistic statistic, const BootstrapOptions& options = {});
 
 /// The relative change candidate / baseline - 1 of the group values, with a bootstrap interval
-/// (both groups resampled independently in every replicate). Throws SessionsError
+/// (both groups resampled independently in every replicate; with repeats, each run also moved by a
+/// draw of the between-run spread the repeats show). Throws SessionsError
 /// (kInvalidArgument) for empty groups or a baseline value of zero.
 Interval relative_change(const RunGroup& baseline, const RunGroup& candidate, RunStatistic statistic,
                          const BootstrapOptions& options = {});
