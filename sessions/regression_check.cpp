@@ -1,6 +1,7 @@
 #include "sessions/regression_check.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -116,6 +117,9 @@ MetricVerdict compare_metric(const std::string& metric, const RunGroup& a, const
   } else {
     v.change = relative_change(a, b, kind.statistic, options.bootstrap);
     v.baseline = group_mean(a, kind.statistic), v.candidate = group_mean(b, kind.statistic);
+    const BetweenRunSpread spread = between_run_spread(a, b, kind.statistic, options.bootstrap);
+    v.between_run_spread = v.baseline != 0 ? spread.sd / std::fabs(v.baseline) : 0.0;
+    v.between_run_inflation = spread.inflation;
   }
   fill_dependence(a, b, v);
   v.verdict = decide(v.change, v.threshold, v.higher_is_worse);

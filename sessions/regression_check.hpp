@@ -60,6 +60,10 @@ struct MetricVerdict {
   std::size_t baseline_samples = 0, candidate_samples = 0;  ///< steps over all runs of the group
   double baseline_effective = 0, candidate_effective = 0;   ///< effective samples (autocorrelation)
   std::size_t block_length = 1;  ///< the longest circular block used
+  /// How much the repeats' runs differ beyond their step noise (sd over the baseline value; 0 when
+  /// they agree or there are no repeats), and how much more it counts (t(df) / z).
+  double between_run_spread = 0;
+  double between_run_inflation = 1;
 };
 
 /// A kernel family, collective or phase whose time per step moved.

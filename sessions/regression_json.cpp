@@ -24,7 +24,9 @@ json metric_json(const MetricVerdict& m) {
           {"verdict", verdict_name(m.verdict)},
           {"samples", {{"baseline", m.baseline_samples}, {"candidate", m.candidate_samples}}},
           {"effective_samples", {{"baseline", m.baseline_effective}, {"candidate", m.candidate_effective}}},
-          {"block_length", m.block_length}};
+          {"block_length", m.block_length},
+          {"between_run_spread", m.between_run_spread},
+          {"between_run_inflation", m.between_run_inflation}};
 }
 
 json contributor_json(const Contributor& c) {

@@ -9,6 +9,30 @@
 #include "sessions/session_summary.hpp"
 
 namespace shardscope::sessions {
+
+double normal_quantile(double p) {
+  if (!(p > 0 && p < 1)) throw SessionsError(ErrorKind::kInvalidArgument, "a quantile needs p in (0, 1)");
+  double lo = -40, hi = 40;  // bisection on the normal CDF: 100 halvings reach double precision
+  for (int i = 0; i < 100; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double student_t_quantile(double p, double df) {
+  if (!(df >= 1)) throw SessionsError(ErrorKind::kInvalidArgument, "a t quantile needs at least 1 degree of freedom");
+  if (df == 1) return std::tan(std::acos(-1.0) * (p - 0.5));     // Cauchy
+  if (df == 2) return (2 * p - 1) / std::sqrt(2 * p * (1 - p));  // closed form
+  // Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5): within 0.3 % from 3 degrees of freedom.
+  const double z = normal_quantile(p), z2 = z * z;
+  const double g1 = (z2 + 1) * z / 4;
+  const double g2 = ((5 * z2 + 16) * z2 + 3) * z / 96;
+  const double g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384;
+  const double g4 = ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160;
+  return z + g1 / df + g2 / (df * df) + g3 / (df * df * df) + g4 / (df * df * df * df);
+}
+
 namespace {
 
 using Rng = std::mt19937_64;
@@ -109,7 +133,7 @@ struct PreparedGroup {
   const RunGroup* runs = nullptr;
   std::vector<std::size_t> blocks;
   double widening = 1.0;     // the largest of its runs' interval_widening
-  double between_sd = 0.0;   // the runs' random-effect sd (between_run_variance), in the metric's unit
+  double between_sd = 0.0;   // the runs' random-effect sd (set_between_run_spread), in the metric's unit
 };
 
 PreparedGroup prepare(const RunGroup& group, const char* side, std::size_t fixed_block) {
@@ -155,21 +179,15 @@ double within_variance(const RunSamples& run, std::size_t block, RunStatistic st
   return ss / static_cast<double>(values.size() - 1) * widening * widening;
 }
 
-}  // namespace
-
-double normal_quantile(double p);
-double student_t_quantile(double p, double df);
-
-namespace {
-
 // Between-run variance, pooled over the groups with repeats (a method-of-moments random effect, as
 // DerSimonian & Laird's): the spread of the runs' values beyond what their within-run noise
 // explains, max(0, s^2 - mean within variance). It is 0 when runs agree within their noise, and
-// unknown (0) with one run per side. Sets between_sd of every group.
-void set_between_run_spread(std::vector<PreparedGroup*> groups, RunStatistic statistic, std::uint64_t seed) {
-  Rng rng(seed ^ 0x9e3779b97f4a7c15ULL);
+// unknown (0) with one run per side.
+BetweenRunSpread estimate_spread(const std::vector<const PreparedGroup*>& groups, RunStatistic statistic,
+                                 const BootstrapOptions& options) {
+  Rng rng(options.seed ^ 0x9e3779b97f4a7c15ULL);
   double squares = 0, within = 0, df = 0, runs = 0;
-  for (PreparedGroup* g : groups) {
+  for (const PreparedGroup* g : groups) {
     const std::size_t k = g->runs->size();
     if (k < 2) continue;
     std::vector<double> x;
@@ -181,11 +199,20 @@ void set_between_run_spread(std::vector<PreparedGroup*> groups, RunStatistic sta
     for (double v : x) squares += (v - m) * (v - m);
     df += static_cast<double>(k - 1), runs += static_cast<double>(k);
   }
-  const double tau2 = df > 0 ? std::max(0.0, squares / df - within / runs) : 0.0;
+  BetweenRunSpread out;
+  out.degrees_of_freedom = df;
+  if (df == 0) return out;
+  out.sd = std::sqrt(std::max(0.0, squares / df - within / runs));
   // A spread estimated from df + 1 runs is itself uncertain: scale it by t_df / z, as a t interval
   // on the runs would (x1.42 at 3 + 3 runs, x2.2 at 2 + 2, x6.5 at 2 + 1).
-  const double inflation = df > 0 ? student_t_quantile(0.975, df) / normal_quantile(0.975) : 1.0;
-  for (PreparedGroup* g : groups) g->between_sd = std::sqrt(tau2) * inflation;
+  const double p = 0.5 + options.confidence / 2;
+  out.inflation = student_t_quantile(p, df) / normal_quantile(p);
+  return out;
+}
+
+void set_between_run_spread(const std::vector<PreparedGroup*>& groups, RunStatistic statistic, const BootstrapOptions& options) {
+  const BetweenRunSpread spread = estimate_spread({groups.begin(), groups.end()}, statistic, options);
+  for (PreparedGroup* g : groups) g->between_sd = spread.sd * spread.inflation;
 }
 
 double group_value(const RunGroup& group, RunStatistic statistic) {
@@ -251,29 +278,6 @@ SeriesDependence series_dependence(const std::vector<double>& x) {
   return out;
 }
 
-double normal_quantile(double p) {
-  if (!(p > 0 && p < 1)) throw SessionsError(ErrorKind::kInvalidArgument, "a quantile needs p in (0, 1)");
-  double lo = -40, hi = 40;  // bisection on the normal CDF: 100 halvings reach double precision
-  for (int i = 0; i < 100; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
-double student_t_quantile(double p, double df) {
-  if (!(df >= 1)) throw SessionsError(ErrorKind::kInvalidArgument, "a t quantile needs at least 1 degree of freedom");
-  if (df == 1) return std::tan(std::acos(-1.0) * (p - 0.5));     // Cauchy
-  if (df == 2) return (2 * p - 1) / std::sqrt(2 * p * (1 - p));  // closed form
-  // Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5): within 0.3 % from 3 degrees of freedom.
-  const double z = normal_quantile(p), z2 = z * z;
-  const double g1 = (z2 + 1) * z / 4;
-  const double g2 = ((5 * z2 + 16) * z2 + 3) * z / 96;
-  const double g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384;
-  const double g4 = ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160;
-  return z + g1 / df + g2 / (df * df) + g3 / (df * df * df) + g4 / (df * df * df * df);
-}
-
 double run_statistic(const RunSamples& samples, RunStatistic statistic) {
   if (samples.empty()) throw SessionsError(ErrorKind::kInvalidArgument, "a run has no samples");
   std::vector<double> copy = samples;
@@ -283,7 +287,7 @@ double run_statistic(const RunSamples& samples, RunStatistic statistic) {
 Interval group_interval(const RunGroup& group, RunStatistic statistic, const BootstrapOptions& options) {
   check_options(options);
   PreparedGroup g = prepare(group, "trend", options.fixed_block_length);
-  set_between_run_spread({&g}, statistic, options.seed);
+  set_between_run_spread({&g}, statistic, options);
   Rng rng(options.seed);
   std::vector<double> scratch, values;
   values.reserve(static_cast<std::size_t>(options.replicates));
@@ -296,7 +300,7 @@ Interval relative_change(const RunGroup& baseline, const RunGroup& candidate, Ru
   check_options(options);
   PreparedGroup a = prepare(baseline, "baseline", options.fixed_block_length),
                 b = prepare(candidate, "candidate", options.fixed_block_length);
-  set_between_run_spread({&a, &b}, statistic, options.seed);
+  set_between_run_spread({&a, &b}, statistic, options);
   const double base = group_value(baseline, statistic);
   if (base == 0) throw SessionsError(ErrorKind::kInvalidArgument, "the baseline's value is 0: a relative change is undefined");
   Rng rng(options.seed);
@@ -341,6 +345,14 @@ void check_paired(const RunGroup& a, const RunGroup& b) {
 }
 
 }  // namespace
+
+BetweenRunSpread between_run_spread(const RunGroup& baseline, const RunGroup& candidate, RunStatistic statistic,
+                                    const BootstrapOptions& options) {
+  check_options(options);
+  const PreparedGroup a = prepare(baseline, "baseline", options.fixed_block_length),
+                      b = prepare(candidate, "candidate", options.fixed_block_length);
+  return estimate_spread({&a, &b}, statistic, options);
+}
 
 Interval paired_relative_difference(const RunGroup& baseline, const RunGroup& candidate, const BootstrapOptions& options) {
   check_options(options);

@@ -81,6 +81,17 @@ Interval group_interval(const RunGroup& group, RunStatistic statistic, const Boo
 Interval relative_change(const RunGroup& baseline, const RunGroup& candidate, RunStatistic statistic,
                          const BootstrapOptions& options = {});
 
+/// How much runs of one config differ beyond their step noise, pooled over both groups' repeats.
+struct BetweenRunSpread {
+  double sd = 0;                  ///< the random effect's estimated sd, in the metric's unit (0: none seen)
+  double degrees_of_freedom = 0;  ///< runs - groups with repeats; 0 with one run per side
+  double inflation = 1;           ///< t(df) / z: how much more it counts in the interval
+};
+
+/// The between-run spread relative_change puts into its interval.
+BetweenRunSpread between_run_spread(const RunGroup& baseline, const RunGroup& candidate, RunStatistic statistic,
+                                    const BootstrapOptions& options = {});
+
 /// Paired curves (loss): every run of both groups holds the same steps in the same order. The
 /// change is the mean over steps of (candidate mean curve - baseline mean curve), divided by the
 /// baseline curve's mean, with runs resampled per group and the difference series in blocks.

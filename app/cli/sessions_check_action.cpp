@@ -92,6 +92,10 @@ void print_metrics(const RegressionReport& r) {
                  value_text(m.baseline, m.unit), value_text(m.candidate, m.unit), percent(m.change.estimate),
                  interval_text(m.change), threshold_text(m) + (m.gating ? "" : " (info)"), verdict_text(m.verdict, m.gating)});
   print_table(t);
+  for (const auto& m : r.metrics)
+    if (m.between_run_spread > 0 && (m.metric == "step_time" || m.gating))
+      std::cout << "  " << escape_control_characters(m.metric) << ": the repeats' runs differ by " << percent(m.between_run_spread, false)
+                << " (sd) beyond their step noise, counted " << fixed(m.between_run_inflation, 2) << "-fold in the interval\n";
 }
 
 void print_contributors(const RegressionReport& r) {
@@ -130,7 +134,7 @@ void print_outcome(const RegressionReport& r) {
   for (const auto& m : r.metrics) {
     if (!m.gating || m.verdict != Verdict::kRegression) continue;
     any = true;
-    std::cout << "FAILED: " << m.metric << " " << percent(m.change.estimate) << " " << interval_text(m.change)
+    std::cout << "FAILED: " << escape_control_characters(m.metric) << " " << percent(m.change.estimate) << " " << interval_text(m.change)
               << " is worse than " << threshold_text(m);
     if (m.metric == "step_time" && top)
       std::cout << "; of which " << percent(top->percent_of_step / 100) << " is " << top->kind << " "
