@@ -1,8 +1,11 @@
 // `shardscope sessions check` and `sessions trend` as CI runs them: exit code 1 on a regression,
 // 0 on repeats and within-threshold changes, 2 on unusable input; the report's lines and JSON.
+#include <variant>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "sessions/store_writer.hpp"
 #include "tests/app/cli_process.hpp"
 #include "tests/sessions/regression_fixtures.hpp"
 #include "tests/sessions/session_fixtures.hpp"
@@ -81,6 +84,24 @@ TEST_F(SessionsCheckCli, UnusableInputExitsTwo) {
   EXPECT_NE(bad.err.find("throughput gets worse downwards: write -3%"), std::string::npos) << bad.err;
   EXPECT_EQ(check({"--baseline", "uid-base-1"}).exit_code, 2);
   EXPECT_EQ(run_cli({"sessions", "check", "--db", db_ + ".missing", "--baseline", "1", "--candidate", "2"}).exit_code, 2);
+}
+
+TEST_F(SessionsCheckCli, TextFromTheFileIsEscaped) {
+  {
+    Store store = Store::open_or_create(db_);
+    for (std::uint64_t seed : {7, 8}) {
+      SyntheticRun r;
+      r.name = "evil\x1b[31m", r.seed = seed;
+      auto events = testing::synthetic_run(r);
+      for (auto& e : events)
+        if (auto* t = std::get_if<TimerBreakdown>(&e)) t->timers.push_back({"\x1b[2Jwipe", seed == 7 ? 1.0 : 9.0});
+      StoreWriter(store).write("uid-evil-" + std::to_string(seed), events);
+    }
+  }
+  const auto r = check({"--baseline", "uid-evil-7", "--candidate", "uid-evil-8", "--fail-on", "phase:*:+5%"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // the hostile timer regressed 9-fold
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "an escape sequence reached the terminal";
+  EXPECT_NE(r.out.find("FAILED: phase:\\x1b[2Jwipe"), std::string::npos) << r.out;
 }
 
 TEST(SessionsTrendCli, FiftySessionsByVersionAndByTag) {
