@@ -159,6 +159,12 @@ void require_step_times(const Runs& runs, const std::vector<std::string>& metric
     throw SessionsError(ErrorKind::kInvalidArgument, "not every session recorded step times");
 }
 
+void note_running(const Runs& runs, std::vector<std::string>& notes) {
+  for (const auto& r : runs)
+    if (r.detail.info.status == "running")
+      notes.push_back("session " + label(r) + " is still running (or lost its writer): its later steps are not in the check");
+}
+
 void note_mixed_groups(const Runs& runs, const char* side, std::vector<std::string>& notes) {
   for (const auto& r : runs)
     if (r.detail.info.config_hash != runs.front().detail.info.config_hash) {
@@ -190,6 +196,7 @@ RegressionReport check_regression(Store& store, const std::vector<std::int64_t>&
   }
   const auto metrics = shared_metrics(all, report.notes);
   require_step_times(all, metrics, options.min_samples);
+  note_running(all, report.notes);
   note_mixed_groups(a, "baseline", report.notes);
   note_mixed_groups(b, "candidate", report.notes);
   for (const auto& metric : metrics) {

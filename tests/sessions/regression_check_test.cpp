@@ -8,6 +8,7 @@
 #include "sessions/errors.hpp"
 #include "sessions/regression_check.hpp"
 #include "sessions/regression_trend.hpp"
+#include "sessions/store_writer.hpp"
 #include "tests/sessions/regression_fixtures.hpp"
 #include "tests/sessions/session_fixtures.hpp"
 
@@ -153,6 +154,14 @@ TEST_F(RegressionCheck, UnusableInputIsRefused) {
   short_run.steps = 5;
   EXPECT_THROW(check_regression(s, {a}, {write_synthetic_run(s, short_run)}), SessionsError);
   EXPECT_THROW(check_regression(s, {a}, {a}), SessionsError);
+  SyntheticRun live = run("live", 5);
+  auto events = testing::synthetic_run(live);
+  events.pop_back();  // no RunEnd: still running
+  StoreWriter(s).write("uid-live-5", events);
+  const auto with_live = check_regression(s, {a}, {find_session(s, "uid-live-5")});
+  EXPECT_NE(std::find_if(with_live.notes.begin(), with_live.notes.end(),
+                         [](const std::string& n) { return n.find("still running") != std::string::npos; }),
+            with_live.notes.end());
   EXPECT_THROW(check_regression(s, {}, {a}), SessionsError);
 }
 
@@ -188,6 +197,13 @@ TEST_F(RegressionCheck, TrendFindsTheVersionWhereStepTimeStepped) {
   EXPECT_NEAR(t.groups[3].from_previous->change.estimate, 0.08, 0.02);
   options.grouping = TrendGrouping::kSession;
   EXPECT_EQ(metric_trend(s, "step_time", options).groups.size(), 60u);
+  options.grouping = TrendGrouping::kDate;  // one session a day
+  EXPECT_EQ(metric_trend(s, "step_time", options).groups.size(), 60u);
+  options.grouping = TrendGrouping::kTag;   // all tagged "nightly"
+  const TrendReport by_tag = metric_trend(s, "peak_memory", options);
+  ASSERT_EQ(by_tag.groups.size(), 1u);
+  EXPECT_EQ(by_tag.groups[0].key, "nightly");
+  EXPECT_DOUBLE_EQ(by_tag.groups[0].value.estimate, double(std::int64_t{1} << 30));
   EXPECT_THROW(metric_trend(s, "step_tme", options), SessionsError);
 }
 
