@@ -177,6 +177,9 @@ struct ZeroConfig {
 };
 
 struct ActivationCheckpointingConfig {
+  /// The user wrote a key of the block: the built-in models then recompute each block in backward
+  /// (the engine's rule), and the estimator counts full checkpointing.
+  bool requested = false;
   bool partition_activations = false;
   std::optional<std::int64_t> number_checkpoints;
   bool contiguous_memory_optimization = false;

@@ -185,6 +185,9 @@ void fill_scheduler(const nlohmann::json& e, SchedulerConfig& s) {
 
 void fill_monitors_and_tools(const ValidationContext& context, const nlohmann::json& e, ResolvedConfig& c) {
   const auto& ac = sub(e, "activation_checkpointing");
+  for (const auto& v : context.resolved)  // a key the user wrote, not a default the schema filled in
+    c.activation_checkpointing.requested |= v.path.rfind("activation_checkpointing.", 0) == 0 &&
+                                            (v.source == ValueSource::kUser || v.source == ValueSource::kOverride);
   read(ac, "partition_activations", c.activation_checkpointing.partition_activations);
   read(ac, "number_checkpoints", c.activation_checkpointing.number_checkpoints);
   read(ac, "contiguous_memory_optimization", c.activation_checkpointing.contiguous_memory_optimization);

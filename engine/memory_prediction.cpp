@@ -66,9 +66,10 @@ est::EstimateOptions estimate_options(const configs::ResolvedConfig& config, con
   notes = est::apply_resolved_config(config, o);
   o.workload.seq_len = spec.kind == ModelKind::kMlp ? 0 : spec.transformer.shape.seq_len;
   o.workload.checkpointing = checkpointing ? est::ActivationCheckpointing::kFull : est::ActivationCheckpointing::kNone;
-  // The built-in decoders call scaled_dot_product_attention (causal, no dropout): its fused
-  // kernels keep no s x s score matrix for backward.
-  o.workload.flash_attention = true;
+  // The built-in decoders call scaled_dot_product_attention (causal, no dropout): the estimator's
+  // defaults (fused attention, no dropout masks) are theirs.
+  o.workload.attention = est::AttentionKernel::kFused;
+  o.workload.dropout = false;
   return o;
 }
 
@@ -89,12 +90,14 @@ std::string explain(const est::Estimate& e, const est::PlanEstimate& p, const Mo
   out += "  model states: " + gib(p.states.gpu.total()) + " (" + p.states.gpu_rule + ")\n";
   for (const auto* part : {&p.states.gpu.params, &p.states.gpu.gradients, &p.states.gpu.master_params, &p.states.gpu.optimizer_states})
     if (part->bytes > 0) out += "    " + part->formula + "\n";
-  out += "  buffers: " + gib(p.buffers.gpu_bytes) + "\n";
+  out += "  buffers: " + gib(p.peak.buffers_bytes) + "\n";
   for (const auto& b : p.buffers.items)
     if (b.on_gpu && b.counted) out += "    " + b.name + " (" + b.config_key + "): " + b.formula + "\n";
   out += "  activations (activation checkpointing: " + std::string(est::checkpointing_name(o.workload.checkpointing)) +
          "): " + gib(e.activations.available ? e.activations.total_bytes : 0) + ", " + activation_formula + "\n";
+  for (const auto& formula : p.peak.formulas) out += "  peak: " + formula + "\n";
   if (spec.kind != ModelKind::kMlp) out += "  assumed: fused attention (scaled_dot_product_attention keeps no s x s scores), no dropout\n";
+  if (!e.activations.attention_note.empty()) out += "  note: " + e.activations.attention_note + "\n";
   for (const auto& note : notes) out += "  note: " + note + "\n";
   return out;
 }
@@ -116,8 +119,8 @@ MemoryPrediction predict_memory(const configs::ResolvedConfig& config, const Mod
   const est::Estimate e = est::run_estimate(describe_spec(spec), options);
   const est::PlanEstimate& plan = requested_row(e);
   MemoryPrediction m;
-  m.model_states_bytes = plan.states.gpu.total();
-  m.buffers_bytes = plan.buffers.gpu_bytes;
+  m.model_states_bytes = plan.peak.resident_states_bytes;
+  m.buffers_bytes = plan.peak.buffers_bytes;
   std::string activation_formula;
   if (e.activations.available) {
     m.activations_bytes = e.activations.total_bytes;
@@ -127,6 +130,10 @@ MemoryPrediction predict_memory(const configs::ResolvedConfig& config, const Mod
   }
   // gpu_total_bytes already holds the activations when the estimator could count them.
   m.total_bytes = plan.gpu_total_bytes + (e.activations.available ? 0 : m.activations_bytes);
+  const double grown = plan.gpu_total_bytes > 0 ? m.total_bytes / plan.gpu_total_bytes : 1;  // the MLP's activations
+  m.reserved_bytes = plan.peak.reserved_bytes * grown;
+  m.device_bytes = m.reserved_bytes + (plan.peak.device_bytes - plan.peak.reserved_bytes);
+  m.expected_error = plan.peak.expected_error;
   m.explanation = explain(e, plan, spec, activation_formula, notes);
   return m;
 }
@@ -160,6 +167,53 @@ std::string measured_vs_predicted_text(const MemoryPrediction& p, std::int64_t m
 
 namespace {
 
+std::string percent_text(double measured, double predicted) {
+  if (predicted <= 0 || measured <= 0) return "n/a";
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", 100.0 * (measured - predicted) / predicted);
+  return text;
+}
+
+std::string peak_row(const char* label, double predicted, std::int64_t measured) {
+  char text[160];
+  std::snprintf(text, sizeof text, "  %-16s %10.3f GiB %10.3f GiB  %s\n", label, predicted / kGiB,
+                static_cast<double>(measured) / kGiB, percent_text(static_cast<double>(measured), predicted).c_str());
+  return text;
+}
+
+}  // namespace
+
+std::string measured_vs_predicted_text(const MemoryPrediction& p, const MeasuredPeaks& peaks) {
+  std::string out = measured_vs_predicted_text(p, peaks.allocated_peak);
+  if (p.reserved_bytes <= 0 && p.device_bytes <= 0) return out;
+  out += "\n  peak             predicted      measured  measured vs predicted\n";
+  out += peak_row("allocated", p.total_bytes, peaks.allocated_peak);
+  if (p.reserved_bytes > 0) out += peak_row("reserved", p.reserved_bytes, peaks.reserved_peak);
+  if (p.device_bytes > 0 && peaks.device_peak > 0) out += peak_row("device", p.device_bytes, peaks.device_peak);
+  return out;
+}
+
+std::string model_states_vs_held_text(const MemoryPrediction& p, std::int64_t held_bytes) {
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "Memory of this rank: the estimator's model states vs the engine's tensors (a CPU run has no\n"
+                "allocator peak to set beside the predicted GPU total, so activations and buffers are left out)\n"
+                "  model states predicted %10.3f GiB  %12.1f MiB\n"
+                "  tensors held           %10.3f GiB  %12.1f MiB  (%s)",
+                p.model_states_bytes / kGiB, p.model_states_bytes / kMiB, static_cast<double>(held_bytes) / kGiB,
+                static_cast<double>(held_bytes) / kMiB,
+                (percent_text(static_cast<double>(held_bytes), p.model_states_bytes) + " of predicted").c_str());
+  return text;
+}
+
+std::string measured_peaks_record(const MeasuredPeaks& p) {
+  return "[memory measured] allocated_peak_bytes=" + std::to_string(p.allocated_peak) +
+         " reserved_peak_bytes=" + std::to_string(p.reserved_peak) + " device_peak_bytes=" +
+         std::to_string(p.device_peak) + " host_peak_rss_bytes=" + std::to_string(p.host_peak_rss);
+}
+
+namespace {
+
 constexpr const char* kRecordTag = "[memory prediction]";
 
 std::string percent_of(double measured, double predicted) {
@@ -176,7 +230,9 @@ std::string memory_prediction_record(const MemoryPrediction& p) {
   out << kRecordTag << " model_states_bytes=" << static_cast<std::int64_t>(p.model_states_bytes)
       << " buffers_bytes=" << static_cast<std::int64_t>(p.buffers_bytes)
       << " activations_bytes=" << static_cast<std::int64_t>(p.activations_bytes)
-      << " total_bytes=" << static_cast<std::int64_t>(p.total_bytes);
+      << " total_bytes=" << static_cast<std::int64_t>(p.total_bytes)
+      << " reserved_bytes=" << static_cast<std::int64_t>(p.reserved_bytes)
+      << " device_bytes=" << static_cast<std::int64_t>(p.device_bytes);
   return out.str();
 }
 
@@ -194,6 +250,8 @@ std::optional<MemoryPrediction> parse_memory_prediction_record(const std::string
                     : key == "buffers_bytes"     ? &p.buffers_bytes
                     : key == "activations_bytes" ? &p.activations_bytes
                     : key == "total_bytes"       ? &p.total_bytes
+                    : key == "reserved_bytes"    ? &p.reserved_bytes
+                    : key == "device_bytes"      ? &p.device_bytes
                                                  : nullptr;
     if (!field) continue;  // a later version's extra field
     try {

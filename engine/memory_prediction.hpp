@@ -22,7 +22,10 @@ struct MemoryPrediction {
   double model_states_bytes = 0;  ///< 16-bit/fp32 params, gradients, master, optimizer states on the GPU
   double activations_bytes = 0;   ///< activations kept for backward at the peak
   double buffers_bytes = 0;       ///< reduce / all-gather buckets, stage 3 working set and prefetch
-  double total_bytes = 0;
+  double total_bytes = 0;         ///< the allocator's peak: states + buffers + activations + working set
+  double reserved_bytes = 0;      ///< the caching allocator's reserved peak
+  double device_bytes = 0;        ///< the device-level peak (cudaMemGetInfo), the CUDA context included
+  double expected_error = 0;      ///< the sweep's mean absolute error of total_bytes, a fraction
   std::string explanation;        ///< the plan, the formulas behind each part, the assumptions
 };
 
@@ -32,8 +35,24 @@ struct MemoryPrediction {
 MemoryPrediction predict_memory(const configs::ResolvedConfig& config, const ModelSpec& spec, int world_size,
                                 bool activation_checkpointing);
 
+/// The peaks a GPU run is judged by, and the host's: the allocator's peak, its reserved peak, the
+/// device-level peak (the reserved peak plus what lives outside the allocator: the CUDA context,
+/// library handles) and the process's peak resident set (VmHWM). 0 = not measured.
+struct MeasuredPeaks {
+  std::int64_t allocated_peak = 0, reserved_peak = 0, device_peak = 0, host_peak_rss = 0;
+};
+
 /// One aligned block: predicted parts, predicted total, measured peak, difference in GiB and %.
 std::string measured_vs_predicted_text(const MemoryPrediction& prediction, std::int64_t measured_peak_bytes);
+/// The same for a GPU run's three peaks: allocated, reserved and device-level, each beside its prediction.
+std::string measured_vs_predicted_text(const MemoryPrediction& prediction, const MeasuredPeaks& peaks);
+/// A CPU run: the engine counts its own tensors, which are the model states, so only those compare.
+std::string model_states_vs_held_text(const MemoryPrediction& prediction, std::int64_t held_bytes);
+
+/// "[memory measured] allocated_peak_bytes=N reserved_peak_bytes=N device_peak_bytes=N
+/// host_peak_rss_bytes=N": the line `shardscope train` logs at its end (rank 0), which the
+/// estimator's GPU sweep (scripts/estimator_sweep_gpu.py) reads.
+std::string measured_peaks_record(const MeasuredPeaks& peaks);
 
 /// The prediction as one log line a session keeps: "[memory prediction] model_states_bytes=N
 /// buffers_bytes=N activations_bytes=N total_bytes=N" (what `shardscope train` logs at its start).

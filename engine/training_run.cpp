@@ -51,10 +51,8 @@ LoadedConfig load_config(const TrainRunOptions& o, int world_size, std::ostream&
   }
   if (!errors.empty() || !result.config)
     throw TrainConfigError("the config has errors (DeepSpeed would refuse it too):\n" + errors);
-  bool checkpointing = false;
-  for (const auto& v : result.resolved)
-    checkpointing |= v.path.rfind("activation_checkpointing.", 0) == 0 && v.source == configs::ValueSource::kUser;
-  return {*result.config, configs::resolved_config_json(result.resolved), checkpointing};
+  return {*result.config, configs::resolved_config_json(result.resolved),
+          result.config->activation_checkpointing.requested};
 }
 
 std::shared_ptr<const SampleDataset> make_dataset(const TrainRunOptions& o) {
@@ -184,11 +182,14 @@ void report_flops_profile(const TrainRunOptions& o, const configs::ResolvedConfi
 
 // The estimator's prediction for this very run beside what it measured (rank 0, at the end).
 void report_memory(const MemoryPrediction& prediction, const Engine& engine, TrainingTelemetry& telemetry) {
-  std::string text = measured_vs_predicted_text(prediction, sample_memory(engine).peak);
-  if (!engine.options().device.is_cuda())
-    text += "\n(on the CPU the measured figure counts the engine's tensors only, not activations: compare it "
-            "with the model states)";
-  telemetry.log_line(text);
+  const MeasuredPeaks peaks = measured_peaks(engine);
+  if (engine.options().device.is_cuda()) {
+    telemetry.log_line(measured_vs_predicted_text(prediction, peaks));
+  } else {
+    // The CPU has no allocator peak: the engine counts its own tensors, which are the model states.
+    telemetry.log_line(model_states_vs_held_text(prediction, peaks.allocated_peak));
+  }
+  telemetry.log_line(measured_peaks_record(peaks));
 }
 
 // NVTX ranges reach CUPTI only through this variable, read at the process's first NVTX call.

@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
 
 #ifdef SHARDSCOPE_TORCH_HAS_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
 #endif
 
 #include "profiler/environment_probe.hpp"
@@ -63,6 +65,10 @@ MemorySample sample_memory(const Engine& engine) {
     m.allocated = stats.allocated_bytes[all].current;
     m.reserved = stats.reserved_bytes[all].current;
     m.peak = stats.allocated_bytes[all].peak;
+    m.reserved_peak = stats.reserved_bytes[all].peak;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+      m.device_used = static_cast<std::int64_t>(total_bytes - free_bytes);
     return m;
   }
 #endif
@@ -77,8 +83,34 @@ MemorySample sample_memory(const Engine& engine) {
   m.allocated = unique_storage_bytes(held);
   m.reserved = m.allocated;
   m.peak = m.allocated;
+  m.reserved_peak = m.allocated;
   return m;
 }
+
+namespace {
+
+// VmHWM of /proc/self/status, in bytes; 0 where it cannot be read.
+std::int64_t host_peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;  // "VmHWM:  123 kB"
+  return 0;
+}
+
+}  // namespace
+
+MeasuredPeaks measured_peaks(const Engine& engine) {
+  const MemorySample m = sample_memory(engine);
+  MeasuredPeaks p;
+  p.allocated_peak = m.peak;
+  p.reserved_peak = m.reserved_peak;
+  // What lives outside the allocator (context, cuBLAS/cuDNN handles) is set up before the first
+  // step and does not grow, so it adds to the reserved peak as it stands now.
+  p.device_peak = m.device_used > 0 ? m.reserved_peak + std::max<std::int64_t>(0, m.device_used - m.reserved) : 0;
+  p.host_peak_rss = host_peak_rss_bytes();
+  return p;
+}
+
 
 TrainingTelemetry::TrainingTelemetry(const TrainRunOptions& options, const configs::ResolvedConfig& config,
                                      std::string config_json, int rank, std::ostream& out, std::ostream& err)

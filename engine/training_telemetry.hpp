@@ -11,6 +11,7 @@
 
 #include "configs/config_model.hpp"
 #include "engine/engine.hpp"
+#include "engine/memory_prediction.hpp"
 #include "engine/training_run.hpp"
 #include "sessions/events.hpp"
 
@@ -24,8 +25,16 @@ namespace shardscope::engine {
 /// of the engine's tensors (weights, gradients, master, optimizer state) on the CPU.
 struct MemorySample {
   std::int64_t allocated = 0, reserved = 0, peak = 0;
+  std::int64_t reserved_peak = 0;  ///< the most the allocator has held from the driver
+  /// On a GPU: the device's used bytes (cudaMemGetInfo: total - free), which add the CUDA context,
+  /// libraries' handles and anything allocated outside the caching allocator to `reserved`.
+  std::int64_t device_used = 0;
 };
 MemorySample sample_memory(const Engine& engine);
+
+/// The run's peaks so far (memory_prediction.hpp's MeasuredPeaks).
+MeasuredPeaks measured_peaks(const Engine& engine);
+
 
 class TrainingTelemetry {
  public:

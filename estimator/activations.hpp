@@ -1,15 +1,15 @@
 #pragma once
-// Activation memory of a decoder transformer per GPU, after Korthikanti et al. 2022, "Reducing
-// Activation Recomputation in Large Transformer Models" (arXiv:2205.05198), section 4.1: with
-// 16-bit activations and no tensor parallelism one layer stores
-//     s*b*h*(34 + 5*a*s/h) bytes
-// = attention 11sbh + 5as^2b (QKV input, Q and K, softmax output and its dropout mask, dropout
-//   output, V, projection input, output dropout mask) + MLP 19sbh + two LayerNorm inputs 4sbh.
-// We generalise the same bookkeeping to ffn != 4h, SwiGLU, grouped KV heads, no dropout, fp32
-// activations and fused (flash) attention; for GPT-2 with ffn = 4h it equals the formula above
-// exactly. Beyond the layers: the final norm input and embedding output (4sbh) and the logits
-// kept in fp32 for the loss (4sbV), as the paper counts them. ZeRO shards no activations: the
-// number is the same at every stage. See docs/estimator.md for the derivation.
+// Activation memory of a decoder transformer per GPU: the tensors autograd keeps for backward,
+// counted as the engine's built-in models keep them (docs/estimator.md, "Activations"), which is
+// also how current Hugging Face decoders keep them with scaled_dot_product_attention. With
+// materialised attention scores and dropout, a GPT layer is Korthikanti et al. 2022 ("Reducing
+// Activation Recomputation in Large Transformer Models", arXiv:2205.05198, section 4.1)
+// s*b*h*(34 + 5*a*s/h) bytes, plus the norms' fp32 statistics the paper leaves out. Beyond the
+// layers: the final norm, the logits in the training dtype and the loss's per-row terms. The
+// backward adds two working sets, of which the larger sets the peak: at its start the LM head's
+// weight and input gradients beside the logits; at the last layer that layer's gradient
+// intermediates (and, with checkpointing, its recomputed activations). ZeRO shards no
+// activations: the numbers are the same at every stage.
 
 #include <string>
 
@@ -23,13 +23,20 @@ struct ActivationEstimate {
   std::string unavailable_reason;
   long long micro_batch = 0;
   long long seq_len = 0;
-  double per_layer_bytes = 0;     ///< one layer, everything stored (no checkpointing)
-  double stored_per_layer_bytes = 0;  ///< what each layer keeps until backward under the mode
-  double recompute_bytes = 0;     ///< one layer's activations rebuilt during backward (checkpointing)
-  double outside_layers_bytes = 0;  ///< embedding output, final norm, fp32 logits
-  double total_bytes = 0;         ///< per GPU at the peak
-  double cpu_bytes_per_node = 0;  ///< checkpoints moved to host memory (cpu_checkpointing)
-  double bytes_per_sample = 0;    ///< total / micro_batch, for "largest micro-batch that fits"
+  bool scores_materialized = false;  ///< the s x s scores are kept (asked for, or the kernel falls back)
+  std::string attention_note;        ///< why the scores are kept when fused attention was asked for
+  double per_layer_bytes = 0;        ///< one layer, everything stored (no checkpointing)
+  double stored_per_layer_bytes = 0; ///< what each layer keeps until backward under the mode
+  double recompute_bytes = 0;        ///< one layer's activations rebuilt during backward (checkpointing)
+  double outside_layers_bytes = 0;   ///< embedding ids, final norm, logits, the loss's row terms
+  double head_working_bytes = 0;     ///< backward's start: the LM head's weight and input gradients
+  double layer_working_bytes = 0;    ///< the last layer's backward: its gradient intermediates
+  double stored_bytes = 0;           ///< everything kept on the GPU at the end of forward
+  double head_phase_bytes = 0;       ///< stored + head working set
+  double layer_phase_bytes = 0;      ///< what is kept at the last layer's backward + its working set
+  double total_bytes = 0;            ///< per GPU at the peak: the larger phase
+  double cpu_bytes_per_node = 0;     ///< checkpoints moved to host memory (cpu_checkpointing)
+  double bytes_per_sample = 0;       ///< total / micro_batch, for "largest micro-batch that fits"
   std::string formula;
 };
 

@@ -93,10 +93,14 @@ std::vector<std::string> apply_resolved_config(const configs::ResolvedConfig& co
     options.workload.micro_batch = config.batch.train_micro_batch_size_per_gpu;
   if (config.batch.gradient_accumulation_steps > 0)
     options.workload.grad_accum = config.batch.gradient_accumulation_steps;
+  // The engine recomputes every block when the config has an activation_checkpointing block;
+  // DeepSpeed's block configures deepspeed.checkpointing for models that call it per layer.
+  if (config.activation_checkpointing.requested) {
+    options.workload.checkpointing = ActivationCheckpointing::kFull;
+    notes.push_back("activation_checkpointing block: counted as full checkpointing (every layer recomputed in "
+                    "backward, as the engine and deepspeed.checkpointing per layer do)");
+  }
   options.workload.cpu_checkpointing = config.activation_checkpointing.cpu_checkpointing;
-  if (config.activation_checkpointing.cpu_checkpointing)
-    notes.push_back("activation_checkpointing.cpu_checkpointing applies only when the model checkpoints "
-                    "(--checkpointing full)");
   return notes;
 }
 

@@ -53,6 +53,17 @@ Precision parse_precision(const std::string& text, const std::string& what) {
   throw EstimatorError(what + ": '" + text + "' is not a precision; expected bf16, fp16 or fp32");
 }
 
+const char* attention_name(AttentionKernel attention) {
+  return attention == AttentionKernel::kFused ? "fused" : "materialized";
+}
+
+AttentionKernel parse_attention(const std::string& text, const std::string& what) {
+  if (text == "fused" || text == "flash" || text == "sdpa") return AttentionKernel::kFused;
+  if (text == "materialized" || text == "materialised" || text == "eager") return AttentionKernel::kMaterialized;
+  throw EstimatorError(what + ": '" + text + "' is not an attention kernel; expected fused (scaled_dot_product_attention, "
+                       "the default) or materialized (the s x s scores kept, as eager attention does)");
+}
+
 ActivationCheckpointing parse_checkpointing(const std::string& text, const std::string& what) {
   if (text == "none") return ActivationCheckpointing::kNone;
   if (text == "selective") return ActivationCheckpointing::kSelective;

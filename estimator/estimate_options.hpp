@@ -13,6 +13,10 @@ namespace shardscope::estimator {
 enum class Precision { kFp32, kFp16, kBf16 };
 enum class OffloadDevice { kNone, kCpu, kNvme };
 enum class ActivationCheckpointing { kNone, kSelective, kFull };
+/// How attention keeps what its backward needs. kFused: scaled_dot_product_attention's flash or
+/// memory-efficient kernels (the engine's, and current Hugging Face models' default), which keep
+/// the output and a fp32 log-sum-exp per row; kMaterialized: the s x s scores kept (eager attention).
+enum class AttentionKernel { kFused, kMaterialized };
 
 /// One ZeRO stage with its offload choices: a row of the estimate table.
 struct ZeroPlan {
@@ -64,7 +68,8 @@ struct WorkloadSettings {
   long long seq_len = 0;  ///< 0 = the model's sequence length
   long long grad_accum = 1;
   ActivationCheckpointing checkpointing = ActivationCheckpointing::kNone;
-  bool flash_attention = false;    ///< fused attention: no s x s scores kept
+  AttentionKernel attention = AttentionKernel::kFused;
+  bool dropout = false;            ///< count dropout masks (the engine trains without dropout)
   bool cpu_checkpointing = false;  ///< activation_checkpointing.cpu_checkpointing
 };
 
@@ -84,6 +89,10 @@ const char* precision_name(Precision precision);
 const char* offload_name(OffloadDevice device);
 /// "none", "selective" or "full".
 const char* checkpointing_name(ActivationCheckpointing checkpointing);
+/// "fused" or "materialized".
+const char* attention_name(AttentionKernel attention);
+/// Parses "fused", "materialized"; throws EstimatorError naming `what`.
+AttentionKernel parse_attention(const std::string& text, const std::string& what);
 /// "stage 3, offload_optimizer=cpu, offload_param=none".
 std::string plan_name(const ZeroPlan& plan);
 

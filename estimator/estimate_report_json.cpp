@@ -65,7 +65,8 @@ json options_json(const EstimateOptions& o) {
           {"micro_batch", o.workload.micro_batch},
           {"grad_accum", o.workload.grad_accum},
           {"checkpointing", checkpointing_name(o.workload.checkpointing)},
-          {"flash_attention", o.workload.flash_attention},
+          {"attention", attention_name(o.workload.attention)},
+          {"dropout", o.workload.dropout},
           {"reduce_bucket_size", o.buckets.reduce_bucket_size},
           {"allgather_bucket_size", o.buckets.allgather_bucket_size},
           {"stage3_prefetch_bucket_size", o.buckets.prefetch_bucket_size},
@@ -101,6 +102,21 @@ json plan_json(const PlanEstimate& p) {
                         {"bandwidth_source", p.communication.bandwidth_source},
                         {"seconds_per_step", p.communication.seconds_per_step ? json(*p.communication.seconds_per_step) : json(nullptr)}};
   j["gpu_total_bytes"] = p.gpu_total_bytes;
+  j["peak"] = {{"phase", p.peak.phase},
+               {"resident_states_bytes", p.peak.resident_states_bytes},
+               {"buffers_bytes", p.peak.buffers_bytes},
+               {"workspace_bytes", p.peak.workspace_bytes},
+               {"head_phase_bytes", p.peak.head_phase_bytes},
+               {"layer_phase_bytes", p.peak.layer_phase_bytes},
+               {"end_phase_bytes", p.peak.end_phase_bytes},
+               {"calibrated", p.peak.calibrated},
+               {"calibration_note", p.peak.calibration_note},
+               {"allocated_bytes", p.peak.allocated_bytes},
+               {"reserved_bytes", p.peak.reserved_bytes},
+               {"device_bytes", p.peak.device_bytes},
+               {"device_upper_bytes", p.peak.device_upper_bytes},
+               {"expected_error", p.peak.expected_error},
+               {"formulas", p.peak.formulas}};
   j["cpu_total_bytes_per_node"] = p.cpu_total_bytes_per_node;
   j["nvme_bytes_per_node"] = p.nvme_bytes_per_node;
   j["fits_gpu"] = p.fits_gpu ? json(*p.fits_gpu) : json(nullptr);

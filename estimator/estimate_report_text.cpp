@@ -1,4 +1,5 @@
 // format_estimate_text: the human-readable half of estimate_report.hpp.
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -55,7 +56,9 @@ void write_header(std::ostringstream& out, const Estimate& e) {
       << o.precision.optimizer_states_per_param << " state(s)/param), micro-batch " << o.workload.micro_batch;
   if (e.activations.available) out << ", sequence " << e.activations.seq_len;
   out << ", gradient accumulation " << o.workload.grad_accum << ", activation checkpointing "
-      << checkpointing_name(o.workload.checkpointing) << (o.workload.flash_attention ? ", fused attention" : "") << "\n";
+      << checkpointing_name(o.workload.checkpointing) << ", " << attention_name(o.workload.attention) << " attention"
+      << (o.workload.dropout ? ", dropout masks counted" : "") << "\n";
+  if (!e.activations.attention_note.empty()) out << "Note: " << e.activations.attention_note << "\n";
   out << "Sizes in " << unit_name(o.display_unit) << " (" << (o.display_unit == ByteUnit::kGB ? "1e9" : "2^30")
       << " bytes); per GPU unless marked per node.\n\n";
 }
@@ -63,7 +66,7 @@ void write_header(std::ostringstream& out, const Estimate& e) {
 void write_table(std::ostringstream& out, const Estimate& e) {
   const ByteUnit u = e.options.display_unit;
   out << cell("plan", 30, true) << cell("GPU rule", 17, true) << cell("params", 8) << cell("grads", 8) << cell("master", 8)
-      << cell("optim", 8) << cell("states", 8) << cell("buffers", 9) << cell("activ.", 8) << cell("GPU total", 11) << cell("CPU/node", 10)
+      << cell("optim", 8) << cell("states", 8) << cell("buffers", 9) << cell("activ.", 8) << cell("GPU total", 11) << cell("device<=", 10) << cell("CPU/node", 10)
       << cell("NVMe/node", 11) << cell("comm/step", 11) << cell("comm time", 11) << "  fits\n";
   for (const auto& p : e.plans) {
     const ModelStateParts& g = p.states.gpu;
@@ -71,13 +74,17 @@ void write_table(std::ostringstream& out, const Estimate& e) {
         << cell(num(g.gradients.bytes, u), 8) << cell(num(g.master_params.bytes, u), 8)
         << cell(num(g.optimizer_states.bytes, u), 8) << cell(num(g.total(), u), 8) << cell(num(p.buffers.gpu_bytes, u), 9)
         << cell(e.activations.available ? num(e.activations.total_bytes, u) : "?", 8)
-        << cell(num(p.gpu_total_bytes, u), 11) << cell(num(p.cpu_total_bytes_per_node, u), 10)
+        << cell(num(p.gpu_total_bytes, u), 11) << cell(num(p.peak.device_upper_bytes, u), 10)
+        << cell(num(p.cpu_total_bytes_per_node, u), 10)
         << cell(num(p.nvme_bytes_per_node, u), 11) << cell(num(p.communication.bytes_per_gpu, u), 11)
         << cell(format_seconds(p.communication.seconds_per_step), 11) << "  " << fit_text(p, e) << "\n";
   }
   if (!e.activations.available) out << "activ. ?: " << e.activations.unavailable_reason << "\n";
   out << "GPU rule: model states per GPU in bytes per parameter, N = " << e.options.cluster.total_gpus()
-      << " GPUs (ZeRO paper arithmetic, no buffer factor). comm: bytes sent per GPU per optimizer step; time at "
+      << " GPUs (ZeRO paper arithmetic, no buffer factor). GPU total: the allocator's peak as the engine reaches it "
+         "(+-" << static_cast<int>(std::lround(kSweepMeanAbsoluteError * 1000)) / 10.0 << " % on the held sweep); "
+         "device<=: with the allocator's fragmentation and the CUDA context, the figure a plan's fit is judged on. "
+         "comm: bytes sent per GPU per optimizer step; time at "
       << (e.plans.empty() ? std::string("?") : e.plans.front().communication.bandwidth_source) << ".\n\n";
 }
 
@@ -106,7 +113,11 @@ void write_explain(std::ostringstream& out, const Estimate& e) {
   out << "\nHow each number is computed\n";
   out << "Activations: " << (e.activations.available ? e.activations.formula : e.activations.unavailable_reason) << "\n";
   for (const auto& p : e.plans) {
-    out << "\n" << plan_name(p.plan) << ": GPU " << format_bytes(p.gpu_total_bytes, u) << "\n";
+    out << "\n" << plan_name(p.plan) << ": GPU " << format_bytes(p.gpu_total_bytes, u) << " at the " << p.peak.phase
+        << " phase; reserved " << format_bytes(p.peak.reserved_bytes, u) << ", device " << format_bytes(p.peak.device_bytes, u)
+        << " (at most " << format_bytes(p.peak.device_upper_bytes, u) << ")\n";
+    for (const auto& formula : p.peak.formulas) out << "  peak: " << formula << "\n";
+    if (!p.peak.calibrated) out << "  caution: " << p.peak.calibration_note << "\n";
     const auto parts = [&](const char* where, const ModelStateParts& s) {
       for (const MemoryPart* part : {&s.params, &s.gradients, &s.master_params, &s.optimizer_states})
         if (part->bytes > 0) out << "  " << where << " " << format_bytes(part->bytes, u) << "  " << part->formula << "\n";

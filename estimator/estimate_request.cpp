@@ -64,7 +64,9 @@ void apply_training(const EstimateRequest& r, EstimateOptions& o) {
   w.seq_len = positive(r.seq_len, "seq-len", w.seq_len);
   w.grad_accum = positive(r.grad_accum, "grad-accum", w.grad_accum);
   if (r.checkpointing) w.checkpointing = *r.checkpointing;
-  if (r.flash_attention) w.flash_attention = true;
+  if (r.flash_attention) w.attention = AttentionKernel::kFused;
+  if (r.attention) w.attention = *r.attention;
+  if (r.dropout) w.dropout = true;
   ZeroBuckets& b = o.buckets;
   b.reduce_bucket_size = positive(r.reduce_bucket_size, "reduce-bucket-size", b.reduce_bucket_size);
   b.allgather_bucket_size = positive(r.allgather_bucket_size, "allgather-bucket-size", b.allgather_bucket_size);
@@ -213,6 +215,8 @@ std::vector<std::string> estimate_request_arguments(const EstimateRequest& r) {
   if (r.grad_accum) add("grad-accum", std::to_string(*r.grad_accum));
   if (r.checkpointing) add("checkpointing", checkpointing_name(*r.checkpointing));
   add_flag("flash-attention", r.flash_attention);
+  if (r.attention) add("attention", attention_name(*r.attention));
+  add_flag("dropout", r.dropout);
   if (!r.gpu.empty()) add("gpu", r.gpu);
   if (r.gpu_memory_bytes) add("gpu-mem", size_text(*r.gpu_memory_bytes));
   if (r.cpu_memory_bytes) add("cpu-mem", size_text(*r.cpu_memory_bytes));

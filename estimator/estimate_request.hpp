@@ -36,7 +36,9 @@ struct EstimateRequest {
   std::optional<std::string> optimizer;
   std::optional<long long> micro_batch, seq_len, grad_accum;
   std::optional<ActivationCheckpointing> checkpointing;
-  bool flash_attention = false;         ///< --flash-attention
+  bool flash_attention = false;         ///< --flash-attention: fused attention (the default; kept for old scripts)
+  std::optional<AttentionKernel> attention;  ///< --attention fused|materialized
+  bool dropout = false;                 ///< --dropout: count dropout masks
   // The cluster.
   std::optional<int> gpus_per_node, nodes;
   std::string gpu;                       ///< --gpu: a catalog name

@@ -38,11 +38,16 @@ struct TransformerShape {
   bool mlp_bias = false;
   bool qk_norm = false;           ///< per-head RMSNorm on q and k (qwen3)
   bool learned_positions = false;
-  bool dropout = false;           ///< dropout layers present (their masks are stored activations)
+  bool dropout = false;           ///< dropout in training (its masks are stored activations); the engine has none
 
   long long effective_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   long long effective_head_dim() const { return head_dim > 0 ? head_dim : hidden / heads; }
-  long long effective_ffn() const { return ffn > 0 ? ffn : 4 * hidden; }
+  /// ffn when given; else 4 x hidden for a GELU MLP, and for SwiGLU Llama's sizing: 2/3 x 4 x
+  /// hidden rounded up to a multiple of 256 (the engine's default too).
+  long long effective_ffn() const {
+    if (ffn > 0) return ffn;
+    return gated_mlp ? (8 * hidden / 3 + 255) / 256 * 256 : 4 * hidden;
+  }
 };
 
 /// Parameter counts per part of a transformer; every number is an exact element count.

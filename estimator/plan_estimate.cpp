@@ -12,9 +12,14 @@ void apply_fit(PlanEstimate& p, const EstimateOptions& options, const Activation
   const ClusterSettings& c = options.cluster;
   if (c.gpu_memory_bytes) {
     const double usable = *c.gpu_memory_bytes * (1 - c.margin);
-    p.fits_gpu = p.gpu_total_bytes <= usable;
+    p.fits_gpu = p.peak.device_upper_bytes <= usable;
     if (activations.available && activations.bytes_per_sample > 0) {
-      const double room = usable - (p.gpu_total_bytes - activations.total_bytes);
+      // device_upper = allocated x the upper fragmentation factor + context, and allocated = what is
+      // not activations + activations, which grow with the micro-batch.
+      const double upper = fragmentation_factors(options.workload.checkpointing != ActivationCheckpointing::kNone,
+                                                 p.plan.offload_optimizer != OffloadDevice::kNone).upper;
+      const double context = p.peak.device_upper_bytes - p.peak.allocated_bytes * upper;
+      const double room = (usable - context) / upper - (p.peak.allocated_bytes - activations.total_bytes);
       // Clamped before the cast: a huge --gpu-mem over a tiny sample must not overflow long long.
       const double fitting = room > 0 ? std::floor(room / activations.bytes_per_sample) : 0;
       p.max_micro_batch = static_cast<long long>(std::min(fitting, 1e15));
@@ -33,7 +38,8 @@ PlanEstimate estimate_plan(const ModelDescription& model, const ZeroPlan& plan, 
   p.states = estimate_model_states(model.total_params, plan, options.precision, options.cluster);
   p.buffers = estimate_buffers(model, plan, options);
   p.communication = estimate_communication(model.total_params, plan, options, bandwidth, bandwidth_source);
-  p.gpu_total_bytes = p.states.gpu.total() + p.buffers.gpu_bytes + (activations.available ? activations.total_bytes : 0);
+  p.peak = estimate_peak(model.total_params, plan, options, activations, p.buffers);
+  p.gpu_total_bytes = p.peak.allocated_bytes;
   p.cpu_total_bytes_per_node = p.states.cpu_per_node.total() + p.buffers.cpu_bytes_per_node + activations.cpu_bytes_per_node;
   p.nvme_bytes_per_node = p.states.nvme_per_node.total();
   apply_fit(p, options, activations);

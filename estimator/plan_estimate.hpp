@@ -8,6 +8,7 @@
 #include "estimator/buffers.hpp"
 #include "estimator/communication.hpp"
 #include "estimator/model_states.hpp"
+#include "estimator/peak_memory.hpp"
 
 namespace shardscope::estimator {
 
@@ -16,10 +17,11 @@ struct PlanEstimate {
   ModelStatesEstimate states;
   BufferEstimate buffers;
   CommunicationEstimate communication;
-  double gpu_total_bytes = 0;           ///< states + buffers + activations, per GPU
+  PeakMemoryEstimate peak;              ///< the engine's peak, its reserved and device-level figures
+  double gpu_total_bytes = 0;           ///< the allocator's peak per GPU (peak.allocated_bytes)
   double cpu_total_bytes_per_node = 0;  ///< offloaded states + pinned buffers + CPU checkpoints
   double nvme_bytes_per_node = 0;
-  std::optional<bool> fits_gpu;  ///< unset when no GPU memory was given
+  std::optional<bool> fits_gpu;  ///< peak.device_upper_bytes within the GPU less the margin; unset without GPU memory
   std::optional<bool> fits_cpu;  ///< unset when no CPU memory was given
   std::optional<long long> max_micro_batch;  ///< largest micro-batch whose activations still fit
   bool fits() const { return fits_gpu.value_or(false) && fits_cpu.value_or(true); }

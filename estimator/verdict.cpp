@@ -143,9 +143,14 @@ Verdict decide_verdict(const std::vector<PlanEstimate>& plans, const std::vector
   }
   v.recommended = best->plan;
   const int margin_percent = static_cast<int>(std::lround(c.margin * 100));
-  v.summary = "Use " + plan_words(best->plan) + ": " + format_bytes(best->gpu_total_bytes, u) + " per GPU of " +
-              format_bytes(v.usable_gpu_bytes, u) + " usable (" + format_bytes(*c.gpu_memory_bytes, u) + " less a " +
-              std::to_string(margin_percent) + "% margin).";
+  const PeakMemoryEstimate& peak = best->peak;
+  v.summary = "Use " + plan_words(best->plan) + ": it fits with " +
+              format_bytes(v.usable_gpu_bytes - peak.device_upper_bytes, u) + " headroom (+-" +
+              format_bytes(peak.expected_error * peak.allocated_bytes, u) + "): " + format_bytes(best->gpu_total_bytes, u) +
+              " allocated at the peak, " + format_bytes(peak.device_bytes, u) + " on the device (at most " +
+              format_bytes(peak.device_upper_bytes, u) + "), of " + format_bytes(v.usable_gpu_bytes, u) + " usable (" +
+              format_bytes(*c.gpu_memory_bytes, u) + " less a " + std::to_string(margin_percent) + "% margin).";
+  if (!peak.calibrated) v.advice.push_back(peak.calibration_note + ".");
   for (const auto& p : plans) {
     if (&p == best) break;
     if (p.plan.offload_optimizer != OffloadDevice::kNone) continue;

@@ -52,7 +52,10 @@ ArgParser make_parser() {
       .option("seq-len", "S", "sequence length (default: the model's maximum)")
       .option("grad-accum", "K", "gradient accumulation steps (default 1)")
       .option("checkpointing", "MODE", "activation checkpointing: none (default), selective or full")
-      .flag("flash-attention", "fused attention: no s x s score matrices kept")
+      .option("attention", "KERNEL", "fused (default: scaled_dot_product_attention, as the engine and current Hugging Face\n"
+              "models run it, no s x s scores kept) or materialized (eager attention keeps the scores)")
+      .flag("flash-attention", "the same as --attention fused (the default), kept for older scripts")
+      .flag("dropout", "count dropout masks (the engine trains without dropout; Hugging Face models in train mode have it)")
       .option("gpu-mem", "SIZE", "memory per GPU, e.g. 80GiB or 141GB")
       .option("gpu", "NAME", "a known GPU instead of --gpu-mem (see --list-gpus)")
       .option("cpu-mem", "SIZE", "host memory per node, e.g. 512GiB")
@@ -123,6 +126,8 @@ void read_training_flags(const ParsedArgs& a, est::EstimateRequest& r) {
   r.grad_accum = integer_flag(a, "grad-accum");
   if (auto mode = a.value("checkpointing")) r.checkpointing = est::parse_checkpointing(*mode, "--checkpointing");
   r.flash_attention = a.has("flash-attention");
+  if (auto kernel = a.value("attention")) r.attention = est::parse_attention(*kernel, "--attention");
+  r.dropout = a.has("dropout");
   r.reduce_bucket_size = count_flag(a, "reduce-bucket-size");
   r.allgather_bucket_size = count_flag(a, "allgather-bucket-size");
   r.prefetch_bucket_size = count_flag(a, "prefetch-bucket-size");

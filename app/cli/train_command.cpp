@@ -26,7 +26,8 @@ ArgParser train_parser() {
       .option("layers", "N", "decoder layers (default 4)")
       .option("hidden", "N", "hidden size (default 256)")
       .option("heads", "N", "attention heads (default 4)")
-      .option("kv-heads", "N", "key/value heads (llama; default heads/2)")
+      .option("kv-heads", "N", "key/value heads (llama; default heads/2, or heads when odd)")
+      .option("ffn", "N", "MLP inner size (default: gpt2 4 x hidden; llama 2/3 x 4 x hidden rounded up to 256)")
       .option("vocab", "N", "vocabulary size")
       .option("seq-len", "N", "tokens per sample (default 256)")
       .flag("activation-checkpointing", "recompute each block in backward")
@@ -67,7 +68,10 @@ engine::ModelSpec model_spec(const ParsedArgs& p) {
   s.layers = positive(p, "layers", s.layers);
   s.hidden = positive(p, "hidden", s.hidden);
   s.heads = positive(p, "heads", s.heads);
+  // Defaults follow the given sizes; a --model-config keeps its own.
+  if (spec.kind == engine::ModelKind::kLlama && !p.value("model-config")) s.kv_heads = s.heads % 2 == 0 ? s.heads / 2 : s.heads;
   s.kv_heads = positive(p, "kv-heads", s.kv_heads);
+  s.ffn = positive(p, "ffn", s.ffn);
   s.vocab = positive(p, "vocab", s.vocab);
   if (seq > 0) s.seq_len = seq;
   if (s.max_positions > 0 && s.max_positions < s.seq_len) s.max_positions = s.seq_len;

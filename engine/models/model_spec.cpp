@@ -94,8 +94,8 @@ ModelSpec default_model_spec(ModelKind kind) {
     s.max_positions = 1024;
   } else {
     s.vocab = 32000;
-    s.kv_heads = 2;
-    s.ffn = 768;  // 2/3 x 4 x hidden, rounded up to a multiple of 256 as Llama sizes it
+    s.kv_heads = 2;  // heads / 2 (train's --kv-heads default)
+    s.ffn = 0;       // effective_ffn(): 2/3 x 4 x hidden rounded up to 256, as Llama sizes it (768 here)
     spec.transformer.norm_eps = 1e-6;
   }
   return spec;

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""The estimator's held sweep (issue 27): single-GPU `shardscope train` runs over ZeRO stages 0-3,
+offload (none, optimizer to CPU, parameters to CPU, NVMe), bf16/fp16/fp32, activation checkpointing
+on and off, GPT-2 and Llama shapes of three sizes, two sequence lengths and micro-batches near the
+edge. Each run is its own process; it logs the estimator's prediction for itself at its start
+(`[memory prediction] ...`) and its measured peaks at its end (`[memory measured] allocated_peak_bytes
+reserved_peak_bytes device_peak_bytes host_peak_rss_bytes`): the allocator's peak, its reserved
+peak, the device-level peak (cudaMemGetInfo: the CUDA context and everything outside the allocator
+too) and the host's peak resident set.
+
+Every row of --out (JSON lines) holds the run's inputs (the model flags and the ds_config), both
+records, the swap files' bytes on NVMe runs, the wall time and the versions, so that
+tests/estimator/gpu_sweep_test.cpp can recompute the estimator's prediction for each row and check
+the bar on the measured peaks. Progress goes to stderr, one line a run.
+
+Usage (GPU machine): scripts/estimator_sweep_gpu.py --cli build-gpu/app/cli/shardscope --out sweep.jsonl
+       [--only NAME_SUBSTRING] [--nvme-dir DIR] [--steps 3] [--list]"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# The shapes: (name, model, layers, hidden, heads, kv_heads, ffn, vocab). Llama's ffn and kv heads
+# are given explicitly so the sweep does not depend on train's defaults.
+MODELS = {
+    "gpt2-125m": ("gpt2", 12, 768, 12, 12, 3072, 50304),
+    "gpt2-350m": ("gpt2", 24, 1024, 16, 16, 4096, 50304),
+    "gpt2-1.3b": ("gpt2", 24, 2048, 16, 16, 8192, 50304),
+    "llama-160m": ("llama", 12, 768, 12, 4, 2048, 32000),
+    "llama-450m": ("llama", 24, 1024, 16, 8, 2816, 32000),
+    "llama-1.2b": ("llama", 16, 2048, 32, 8, 8192, 32000),
+}
+
+
+def plan(stage, opt="none", par="none"):
+    return {"stage": stage, "offload_optimizer": opt, "offload_param": par}
+
+
+def cases():
+    """The held sweep: 56 configurations, every axis of issue 27 covered, each model at several."""
+    rows = []
+
+    def add(model, seq, mb, precision, p, ckpt):
+        name = f"{model}-s{seq}-b{mb}-{precision}-z{p['stage']}"
+        if p["offload_optimizer"] != "none":
+            name += f"-opt{p['offload_optimizer']}"
+        if p["offload_param"] != "none":
+            name += f"-par{p['offload_param']}"
+        name += "-ckpt" if ckpt else ""
+        rows.append({"name": name, "model": model, "seq_len": seq, "micro_batch": mb, "precision": precision,
+                     "plan": p, "checkpointing": ckpt})
+
+    # Every stage for each model at bf16, no offload, both sequence lengths; checkpointing alternates.
+    for i, model in enumerate(MODELS):
+        big = model.endswith(("1.3b", "1.2b"))
+        for stage in range(4):
+            ckpt = (stage + i) % 2 == 1
+            seq = 1024 if stage % 2 == 0 else 2048
+            mb = (4 if big else 8) * (1 if seq == 2048 else 2) * (4 if ckpt else 1)
+            add(model, seq, mb, "bf16", plan(stage), ckpt)
+    # Precision: fp16 (loss scaling) and fp32 at stages 0-3 on the mid-size models.
+    for precision, model in (("fp16", "gpt2-350m"), ("fp16", "llama-450m"), ("fp32", "gpt2-350m"), ("fp32", "llama-450m")):
+        for stage in (0, 2):
+            add(model, 1024, 8, precision, plan(stage), stage == 2)
+    for precision in ("fp16", "fp32"):
+        add("gpt2-125m", 2048, 8, precision, plan(3), False)
+        add("llama-160m", 1024, 16, precision, plan(1), True)
+    # Offload: the optimizer to CPU at stages 1-3, parameters too at stage 3, NVMe at stage 3.
+    for model in ("gpt2-1.3b", "llama-1.2b", "gpt2-350m"):
+        add(model, 1024, 8, "bf16", plan(2, "cpu"), False)
+        add(model, 1024, 16, "bf16", plan(3, "cpu"), True)
+        add(model, 2048, 4, "bf16", plan(3, "cpu", "cpu"), False)
+    add("gpt2-350m", 1024, 8, "bf16", plan(1, "cpu"), False)
+    add("llama-450m", 1024, 8, "fp16", plan(3, "cpu", "cpu"), True)
+    add("gpt2-350m", 1024, 8, "bf16", plan(3, "nvme"), False)
+    add("llama-450m", 1024, 8, "bf16", plan(3, "nvme", "nvme"), False)
+    add("gpt2-1.3b", 1024, 4, "bf16", plan(3, "nvme", "cpu"), True)
+    # Near the edge of the 141 GB card: the largest micro-batches.
+    add("gpt2-1.3b", 1024, 48, "bf16", plan(0), False)
+    add("llama-1.2b", 2048, 24, "bf16", plan(3), False)
+    add("gpt2-1.3b", 2048, 128, "bf16", plan(2), True)
+    add("llama-1.2b", 1024, 256, "bf16", plan(1), True)
+    return rows
+
+
+def ds_config(case, nvme_dir):
+    p = case["plan"]
+    zero = {"stage": p["stage"]}
+    for key in ("offload_optimizer", "offload_param"):
+        device = p[key]
+        if device != "none":
+            block = {"device": device, "pin_memory": True}
+            if device == "nvme":
+                block["nvme_path"] = nvme_dir
+            zero[key] = block
+    config = {
+        "train_micro_batch_size_per_gpu": case["micro_batch"],
+        "gradient_accumulation_steps": 1,
+        "gradient_clipping": 1.0,
+        "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "weight_decay": 0.01}},
+        "zero_optimization": zero,
+        "steps_per_print": 1000,
+    }
+    if case["precision"] == "bf16":
+        config["bf16"] = {"enabled": True}
+    elif case["precision"] == "fp16":
+        config["fp16"] = {"enabled": True, "initial_scale_power": 12}
+    if "nvme" in (p["offload_optimizer"], p["offload_param"]):
+        config["aio"] = {"block_size": 1048576, "queue_depth": 16, "intra_op_parallelism": 2}
+    if case["checkpointing"]:
+        config["activation_checkpointing"] = {"partition_activations": False}
+    return config
+
+
+def model_flags(case):
+    kind, layers, hidden, heads, kv, ffn, vocab = MODELS[case["model"]]
+    flags = ["--model", kind, "--layers", str(layers), "--hidden", str(hidden), "--heads", str(heads),
+             "--ffn", str(ffn), "--vocab", str(vocab), "--seq-len", str(case["seq_len"])]
+    if kind == "llama":
+        flags += ["--kv-heads", str(kv)]
+    return flags
+
+
+def parse_record(text, tag):
+    for line in text.splitlines():
+        at = line.find(tag)
+        if at < 0:
+            continue
+        fields = {}
+        for token in line[at + len(tag):].split():
+            key, _, value = token.partition("=")
+            if value.lstrip("-").isdigit():
+                fields[key] = int(value)
+        return fields
+    return None
+
+
+def folder_bytes(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total
+
+
+def run_case(args, case, work):
+    nvme_dir = os.path.join(args.nvme_dir, case["name"])
+    config = ds_config(case, nvme_dir)
+    config_path = os.path.join(work, case["name"] + ".json")
+    with open(config_path, "w") as f:
+        json.dump(config, f, indent=1)
+    uses_nvme = "nvme" in (case["plan"]["offload_optimizer"], case["plan"]["offload_param"])
+    if uses_nvme:
+        os.makedirs(nvme_dir, exist_ok=True)
+    cmd = [args.cli, "train", "--config", config_path, *model_flags(case), "--steps", str(args.steps),
+           "--device", "cuda"]
+    if case["checkpointing"]:
+        cmd.append("--activation-checkpointing")
+    start = time.perf_counter()
+    swap_bytes = 0
+    try:
+        run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=args.timeout)
+        output, rc = run.stdout, run.returncode
+    except subprocess.TimeoutExpired as e:
+        output, rc = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), 124
+    if uses_nvme:
+        swap_bytes = folder_bytes(nvme_dir)
+        shutil.rmtree(nvme_dir, ignore_errors=True)
+    row = dict(case)
+    row.update({"flags": model_flags(case), "ds_config": config, "steps": args.steps, "rc": rc,
+                "seconds": round(time.perf_counter() - start, 2),
+                "predicted": parse_record(output, "[memory prediction]"),
+                "measured": parse_record(output, "[memory measured]"), "nvme_swap_bytes": swap_bytes})
+    if rc != 0 or row["measured"] is None:
+        row["error_tail"] = output[-3000:]
+    return row
+
+
+def versions(cli):
+    try:
+        report = json.loads(subprocess.run([cli, "report", "--json"], stdout=subprocess.PIPE, text=True, timeout=60).stdout)
+    except (subprocess.SubprocessError, json.JSONDecodeError, OSError):
+        return {}
+    return {k: report.get(k) for k in ("versions", "gpus", "host") if k in report}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cli", default="build-gpu/app/cli/shardscope")
+    p.add_argument("--out", default="estimator-sweep.jsonl")
+    p.add_argument("--steps", type=int, default=3, help="optimizer steps per run (the peak comes in the first two)")
+    p.add_argument("--only", default="", help="run the cases whose name contains this text")
+    p.add_argument("--nvme-dir", default=os.path.join(tempfile.gettempdir(), "shardscope-sweep-nvme"))
+    p.add_argument("--timeout", type=int, default=240)
+    p.add_argument("--cases", default="", help="FIRST:LAST, 1-based and inclusive (the device's 10-minute calls split the sweep)")
+    p.add_argument("--deadline", type=float, default=0, help="start no case after this many seconds (0: no limit)")
+    p.add_argument("--list", action="store_true", help="print the cases and exit")
+    args = p.parse_args()
+    todo = [c for c in cases() if args.only in c["name"]]
+    if args.cases:
+        first, _, last = args.cases.partition(":")
+        todo = todo[int(first) - 1:int(last or len(todo))]
+    if args.list:
+        for c in todo:
+            print(c["name"])
+        print(f"{len(todo)} cases")
+        return 0
+    work = tempfile.mkdtemp(prefix="shardscope-sweep-")
+    failed = 0
+    with open(args.out, "w") as out:
+        out.write(json.dumps({"sweep": "estimator", "date": time.strftime("%Y-%m-%d"), "cases": len(todo),
+                              "commit": os.environ.get("SHARDSCOPE_GIT_HASH", ""), **versions(args.cli)}) + "\n")
+        began = time.perf_counter()
+        for i, case in enumerate(todo, 1):
+            if args.deadline and time.perf_counter() - began > args.deadline:
+                print(f"[sweep] deadline reached: {len(todo) - i + 1} case(s) not run, from {case['name']}", file=sys.stderr)
+                break
+            row = run_case(args, case, work)
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+            m, pr = row["measured"] or {}, row["predicted"] or {}
+            peak, total = m.get("allocated_peak_bytes", 0), pr.get("total_bytes", 0)
+            err = f"{100.0 * (total - peak) / peak:+6.1f} %" if peak and total else "   n/a"
+            failed += row["rc"] != 0
+            print(f"[sweep {i:2d}/{len(todo)}] {case['name']:<42} rc={row['rc']} {row['seconds']:6.1f} s  "
+                  f"peak {peak / 2**30:7.2f} GiB  predicted {total / 2**30:7.2f} GiB  {err}", file=sys.stderr, flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"{len(todo) - failed} passed, {failed} failed", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

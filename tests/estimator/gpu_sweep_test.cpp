@@ -1,0 +1,182 @@
+// The estimator against the held GPU sweep (docs/estimator.md, "Measured on a held sweep"):
+// every row of tests/estimator/data/gpu_sweep_h200.jsonl is a real single-GPU `shardscope train`
+// run on an H200 (scripts/estimator_sweep_gpu.py) with its measured allocator, reserved and
+// device-level peaks. Each row's prediction is recomputed here through the path `train` takes
+// (engine::predict_memory on the row's ds_config and model flags), and the bars are checked:
+// mean absolute error against the allocator peak, the largest error, and never an under-prediction
+// of the device-level peak by more than 2 % by the bound the fit is judged on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "configs/config_document.hpp"
+#include "configs/config_validator.hpp"
+#include "engine/memory_prediction.hpp"
+#include "engine/models/model_spec.hpp"
+#include "estimator/config_adapter.hpp"
+#include "estimator/estimate.hpp"
+#include "estimator/peak_memory.hpp"
+
+namespace shardscope::engine {
+namespace {
+
+using nlohmann::json;
+constexpr double kGiB = 1073741824.0;
+
+struct SweepRow {
+  json row;
+  MemoryPrediction prediction;
+  estimator::PeakMemoryEstimate peak;  ///< the plan's peak as `estimate` reckons it, calibration flag included
+  double allocated = 0, device = 0;
+  double error() const { return (prediction.total_bytes - allocated) / allocated; }
+};
+
+std::vector<json> read_rows() {
+  std::ifstream in(std::string(SHARDSCOPE_TEST_DATA_DIR) + "/gpu_sweep_h200.jsonl");
+  std::vector<json> rows;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) rows.push_back(json::parse(line));
+  if (!rows.empty()) rows.erase(rows.begin());  // the header: date, commit, versions
+  return rows;
+}
+
+// The model the row's flags describe, as `shardscope train` builds it from the same flags.
+ModelSpec spec_of(const json& row) {
+  const auto& flags = row.at("flags");
+  auto value = [&](const std::string& name) -> std::string {
+    for (std::size_t i = 0; i + 1 < flags.size(); ++i)
+      if (flags[i] == "--" + name) return flags[i + 1];
+    return "";
+  };
+  ModelSpec spec = default_model_spec(parse_model_kind(value("model"), "--model"));
+  auto& s = spec.transformer.shape;
+  s.layers = std::stoll(value("layers"));
+  s.hidden = std::stoll(value("hidden"));
+  s.heads = std::stoll(value("heads"));
+  s.kv_heads = value("kv-heads").empty() ? s.heads : std::stoll(value("kv-heads"));
+  s.ffn = std::stoll(value("ffn"));
+  s.vocab = std::stoll(value("vocab"));
+  s.seq_len = std::stoll(value("seq-len"));
+  if (s.max_positions > 0 && s.max_positions < s.seq_len) s.max_positions = s.seq_len;
+  spec.activation_checkpointing = row.at("checkpointing").get<bool>();
+  validate_model_spec(spec);
+  return spec;
+}
+
+configs::ResolvedConfig config_of(const json& row) {
+  const auto document = configs::parse_config_text(row.at("ds_config").dump(), row.at("name").get<std::string>());
+  configs::ValidateOptions options;
+  options.world_size = 1;
+  const auto result = configs::validate(document, options);
+  EXPECT_FALSE(result.has_errors()) << row.at("name");
+  return *result.config;
+}
+
+// The same plan through the estimator's own entry (what `shardscope estimate` prints for it).
+estimator::PeakMemoryEstimate peak_of(const configs::ResolvedConfig& config, const ModelSpec& spec) {
+  estimator::EstimateOptions o;
+  estimator::apply_resolved_config(config, o);
+  o.workload.seq_len = spec.transformer.shape.seq_len;
+  if (spec.activation_checkpointing) o.workload.checkpointing = estimator::ActivationCheckpointing::kFull;
+  const auto e = estimator::run_estimate(estimator::describe_transformer(spec.transformer.shape, "sweep"), o);
+  for (const auto& p : e.plans)
+    if (p.plan == *o.requested_plan) return p.peak;
+  ADD_FAILURE() << "no row for the requested plan";
+  return {};
+}
+
+std::vector<SweepRow> predicted_rows() {
+  std::vector<SweepRow> out;
+  for (const auto& row : read_rows()) {
+    if (row.at("rc") != 0 || row.at("measured").is_null()) continue;
+    SweepRow r;
+    r.row = row;
+    const auto config = config_of(row);
+    const auto spec = spec_of(row);
+    r.prediction = predict_memory(config, spec, 1, spec.activation_checkpointing || config.activation_checkpointing.requested);
+    r.peak = peak_of(config, spec);
+    r.allocated = row.at("measured").at("allocated_peak_bytes").get<double>();
+    r.device = row.at("measured").at("device_peak_bytes").get<double>();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool offloads(const json& row) { return row.at("plan").at("offload_optimizer") != "none"; }
+
+TEST(GpuSweep, HasTheHeldConfigurations) {
+  const auto rows = predicted_rows();
+  ASSERT_GE(rows.size(), 48u);  // issue 27: at least 48 single-GPU configurations
+  int stages[4] = {}, checkpointed = 0, offloaded = 0;
+  for (const auto& r : rows) {
+    ++stages[r.row.at("plan").at("stage").get<int>()];
+    checkpointed += r.row.at("checkpointing").get<bool>();
+    offloaded += offloads(r.row);
+  }
+  for (int s : stages) EXPECT_GE(s, 4);
+  EXPECT_GE(checkpointed, 10);
+  EXPECT_GE(offloaded, 10);
+}
+
+TEST(GpuSweep, AllocatorPeakWithinTheBar) {
+  const auto rows = predicted_rows();
+  double sum = 0, worst = 0, sum_gpu = 0, worst_gpu = 0;
+  int gpu_rows = 0;
+  std::string worst_name;
+  for (const auto& r : rows) {
+    const double e = std::fabs(r.error());
+    const auto& m = r.row.at("measured");
+    std::printf("| %s | %.2f | %.2f | %+.1f %% | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+                r.row.at("name").get<std::string>().c_str(), r.allocated / kGiB, r.prediction.total_bytes / kGiB,
+                100 * r.error(), m.at("reserved_peak_bytes").get<double>() / kGiB, r.prediction.reserved_bytes / kGiB,
+                r.device / kGiB, r.prediction.device_bytes / kGiB, r.peak.device_upper_bytes / kGiB);
+    sum += e;
+    if (e > worst) worst = e, worst_name = r.row.at("name");
+    if (!offloads(r.row)) sum_gpu += e, worst_gpu = std::max(worst_gpu, e), ++gpu_rows;
+  }
+  const double mean = sum / static_cast<double>(rows.size());
+  std::printf("all %zu rows: mean |error| %.2f %%, largest %.2f %% (%s); without offload (%d): mean %.2f %%, largest %.2f %%\n",
+              rows.size(), 100 * mean, 100 * worst, worst_name.c_str(), gpu_rows, 100 * sum_gpu / gpu_rows,
+              100 * worst_gpu);
+  EXPECT_LE(mean, 0.03);                  // issue 27's bar: mean absolute error <= 3 %
+  EXPECT_LE(worst_gpu, 0.06);             // and <= 6 % at most, met where the states stay on the GPU
+  EXPECT_NEAR(mean, estimator::kSweepMeanAbsoluteError, 0.002);  // the band the estimator prints is this sweep's
+}
+
+TEST(GpuSweep, OffloadRowsStayWithinTheirStatedBand) {
+  // Offload plans keep more of the engine's detail (side-stream copies, pinned staging) out of
+  // the arithmetic; docs/estimator.md lists each row. None of the plans the estimator calls
+  // calibrated may stray past 16 %; one it does not call so must really be off (else the flag goes).
+  for (const auto& r : predicted_rows()) {
+    if (!offloads(r.row)) continue;
+    EXPECT_NEAR(r.peak.allocated_bytes, r.prediction.total_bytes, 1.0) << r.row.at("name");  // estimate == train
+    if (r.peak.calibrated)
+      EXPECT_LE(std::fabs(r.error()), 0.16) << r.row.at("name");
+    else
+      EXPECT_GT(std::fabs(r.error()), 0.16) << r.row.at("name") << ": " << r.peak.calibration_note;
+  }
+}
+
+TEST(GpuSweep, DeviceBoundIsSafe) {
+  // "Fits" is judged on the device-level bound: it may never be more than 2 % under what the
+  // device really used.
+  for (const auto& r : predicted_rows()) {
+    if (!r.peak.calibrated) continue;  // the estimator says so in its answer (OffloadRowsStayWithinTheirStatedBand)
+    const auto& plan = r.row.at("plan");
+    const bool offload = plan.at("offload_optimizer") != "none";
+    const auto f = estimator::fragmentation_factors(r.row.at("checkpointing").get<bool>(), offload);
+    const double context = estimator::kCudaContextBytes + (offload ? estimator::kOffloadContextBytes : 0);
+    const double bound = r.prediction.total_bytes * f.upper + context;
+    EXPECT_GE(bound, 0.98 * r.device) << r.row.at("name") << ": bound " << bound / 1073741824.0 << " GiB, device used "
+                                      << r.device / 1073741824.0 << " GiB";
+    EXPECT_NEAR(r.prediction.device_bytes, r.prediction.reserved_bytes + context, 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope::engine
