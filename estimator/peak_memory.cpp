@@ -38,14 +38,19 @@ Residency resident_without_offload(double P, const ZeroPlan& plan, const Precisi
   if (s <= 1) {
     // fp32 at stages 0-1 updates the parameters themselves: no separate master.
     const double sharded = (fp32 ? 0 : master) + optim;
-    r.states = param * P + grad * P + sharded * P / (s == 0 ? 1 : N);
-    if (p.precision == Precision::kFp16) r.states += 4 * P / (s == 0 ? 1 : N);
-    if (fp32) r.end_extra = 8 * P / (s == 0 ? 1 : N);  // the reduced copy and the fp32 gradients the step reads
+    const double shards = s == 0 ? 1 : N;
+    r.states = param * P + grad * P + sharded * P / shards;
+    // The fp32 gradients the step reads: fp16 always (it unscales them); at stage 1 on several
+    // ranks also bf16, and fp32 beside its reduced copy (measured: tests/engine/zero_states_multirank_test).
+    if (p.precision == Precision::kFp16) r.states += 4 * P / shards;
+    else if (s == 1 && N > 1) r.states += (fp32 ? 8 : 4) * P / N;
+    if (fp32 && !(s == 1 && N > 1)) r.end_extra = 8 * P / shards;  // the reduced copy and fp32 gradients, after the backward
     r.rule = s == 0 ? "params + flat gradients + master + optimizer states" : "params + flat gradients + (master + optimizer) / N";
   } else {
     // One rank keeps its full weights for the kernels beside the partition (stage 3 gathers by
     // views of that copy); several ranks hold the partition and gather layers into buffers.
-    const double weights = s == 2 || N == 1 ? param * P : param * P / N;
+    // Several ranks at stage 3 keep no 16-bit partition: a gather casts the fp32 master.
+    const double weights = s == 2 || N == 1 ? param * P : 0;
     r.states = weights + (master + optim) * P / N;
     r.staging = s == 2 ? grad * bucket : 0;
     r.end_extra = p.precision == Precision::kBf16 ? 2 * P / N
