@@ -167,17 +167,18 @@ std::string measured_vs_predicted_text(const MemoryPrediction& p, std::int64_t m
 
 namespace {
 
-std::string percent_text(double measured, double predicted) {
-  if (predicted <= 0 || measured <= 0) return "n/a";
+// "+1.2 %" of measured against predicted; "-" when either is missing.
+std::string percent_of(double measured, double predicted) {
+  if (predicted <= 0 || measured <= 0) return "-";
   char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", 100.0 * (measured - predicted) / predicted);
+  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (measured - predicted) / predicted);
   return text;
 }
 
 std::string peak_row(const char* label, double predicted, std::int64_t measured) {
   char text[160];
   std::snprintf(text, sizeof text, "  %-16s %10.3f GiB %10.3f GiB  %s\n", label, predicted / kGiB,
-                static_cast<double>(measured) / kGiB, percent_text(static_cast<double>(measured), predicted).c_str());
+                static_cast<double>(measured) / kGiB, percent_of(static_cast<double>(measured), predicted).c_str());
   return text;
 }
 
@@ -202,7 +203,7 @@ std::string model_states_vs_held_text(const MemoryPrediction& p, std::int64_t he
                 "  tensors held           %10.3f GiB  %12.1f MiB  (%s)",
                 p.model_states_bytes / kGiB, p.model_states_bytes / kMiB, static_cast<double>(held_bytes) / kGiB,
                 static_cast<double>(held_bytes) / kMiB,
-                (percent_text(static_cast<double>(held_bytes), p.model_states_bytes) + " of predicted").c_str());
+                (percent_of(static_cast<double>(held_bytes), p.model_states_bytes) + " of predicted").c_str());
   return text;
 }
 
@@ -215,13 +216,6 @@ std::string measured_peaks_record(const MeasuredPeaks& p) {
 namespace {
 
 constexpr const char* kRecordTag = "[memory prediction]";
-
-std::string percent_of(double measured, double predicted) {
-  if (predicted <= 0) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f %%", 100.0 * (measured - predicted) / predicted);
-  return text;
-}
 
 }  // namespace
 

@@ -191,7 +191,7 @@ int list_action(const CommandArgs& args) {
 
 // Hosts with their ranks and clocks: the line-up of per-rank timelines across machines.
 void print_hosts(const SessionDetail& d) {
-  Table t{{"host", "node", "ranks", "clock offset", "shardscope"}};
+  Table t{{"host", "node", "rank ids", "clock offset", "shardscope"}};
   for (const auto& h : d.hosts) {
     std::string ranks;
     for (int r : h.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
@@ -210,7 +210,8 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
             << "uid          " << shown(d.info.uid) << "\n"
             << "started      " << time_text(d.info.started_at) << "   wall time " << number(d.info.wall_time_s)
             << " s\n"
-            << "ranks        " << d.info.world_size << " on " << shown(join(d.info.hosts)) << "\n"
+            << "world size   " << d.info.world_size << " rank" << (d.info.world_size == 1 ? "" : "s") << " on "
+            << shown(join(d.info.hosts)) << "\n"
             << "version      " << (d.info.shardscope_version.empty() ? "-" : shown(d.info.shardscope_version)) << " ("
             << (d.info.git_hash.empty() ? "-" : shown(d.info.git_hash)) << ")   config "
             << (d.info.config_hash.empty() ? "-" : shown(d.info.config_hash)) << "\n"
