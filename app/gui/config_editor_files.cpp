@@ -10,37 +10,43 @@
 #include <QMessageBox>
 #include <QSaveFile>
 #include <QSettings>
+#include <QTableView>
 
 #include "app/gui/code_editor.hpp"
 #include "app/gui/config_editor_page.hpp"
+#include "app/gui/keyboard_shortcuts.hpp"
+#include "app/gui/text_file_format.hpp"
 
 namespace shardscope::gui {
 namespace {
 
 constexpr int kMaxRecent = 10;
 const char* const kRecentKey = "configEditor/recentFiles";
+// DeepSpeed reads a config path of any name with hjson: .jsonc and .hjson files are configs too.
+const QString kConfigFilter = QObject::tr("DeepSpeed config (*.json *.jsonc *.hjson);;All files (*)");
 
 }  // namespace
 
 void ConfigEditorPage::buildActions() {
-  auto make = [this](const QString& text, const QKeySequence& keys, const QString& tip) {
+  // The keys are spelt out (keyboard_shortcuts.hpp): QKeySequence::SaveAs is empty outside GNOME and KDE.
+  auto make = [this](const QString& text, const QString& name, const QString& tip) {
     auto* action = new QAction(text, this);
-    action->setShortcut(keys);
-    // Active while the page has focus, so Ctrl+S here does not fire on other pages.
-    action->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    action->setToolTip(QString("%1 (%2)").arg(tip, keys.toString(QKeySequence::NativeText)));
+    const QList<QKeySequence> keys = shortcut_keys(name);
+    action->setShortcuts(keys);
+    // Undo and redo act while the page has focus (other pages' text fields have their own); the
+    // file actions, which File menu holds too, act wherever the focus is, as File > Save does in
+    // any editor (with the page list focused after Ctrl+3, Ctrl+S did nothing).
+    const bool file_action = name == tr("Open") || name == tr("Save") || name == tr("Save As");
+    action->setShortcutContext(file_action ? Qt::WindowShortcut : Qt::WidgetWithChildrenShortcut);
+    action->setToolTip(QString("%1 (%2)").arg(tip, keys.value(0).toString(QKeySequence::NativeText)));
     addAction(action);
     return action;
   };
-  open_ = make(tr("Open\u2026"), QKeySequence::Open, tr("Open a DeepSpeed config"));
-  save_ = make(tr("Save"), QKeySequence::Save, tr("Save the config"));
-  save_as_ = make(tr("Save As\u2026"), QKeySequence::SaveAs, tr("Save the config under a new name"));
-  undo_ = make(tr("Undo"), QKeySequence::Undo, tr("Undo the last edit, in the text or the form"));
-  redo_ = make(tr("Redo"), QKeySequence::Redo, tr("Redo"));
-  // Ctrl+Y as well as the platform's Redo (Ctrl+Shift+Z on most Linux desktops).
-  QList<QKeySequence> redo_keys = QKeySequence::keyBindings(QKeySequence::Redo);
-  if (!redo_keys.contains(QKeySequence(Qt::CTRL | Qt::Key_Y))) redo_keys << QKeySequence(Qt::CTRL | Qt::Key_Y);
-  redo_->setShortcuts(redo_keys);
+  open_ = make(tr("Open\u2026"), tr("Open"), tr("Open a DeepSpeed config"));
+  save_ = make(tr("Save"), tr("Save"), tr("Save the config"));
+  save_as_ = make(tr("Save As\u2026"), tr("Save As"), tr("Save the config under a new name"));
+  undo_ = make(tr("Undo"), tr("Undo"), tr("Undo the last edit, in the text or the form"));
+  redo_ = make(tr("Redo"), tr("Redo"), tr("Redo"));  // Ctrl+Y and Ctrl+Shift+Z
   connect(open_, &QAction::triggered, this, &ConfigEditorPage::openWithDialog);
   connect(save_, &QAction::triggered, this, &ConfigEditorPage::save);
   connect(save_as_, &QAction::triggered, this, &ConfigEditorPage::saveAs);
@@ -76,6 +82,7 @@ bool ConfigEditorPage::newFromTemplate(const QString& name) {
   }
   file_path_.clear();
   disk_text_.clear();
+  disk_format_ = {};
   editor_->setPlainText(QString::fromUtf8(file.readAll()));
   editor_->document()->setModified(true);  // a template is not saved anywhere yet
   updateTitle();
@@ -90,26 +97,36 @@ bool ConfigEditorPage::openFile(const QString& path) {
     emit statusMessage(tr("Cannot open %1: %2").arg(path, file.errorString()));
     return false;
   }
-  disk_text_ = QString::fromUtf8(file.readAll());
+  QString text, error;
+  TextFileFormat format;
+  if (!decode_text_file(file.readAll(), &text, &format, &error)) {
+    emit statusMessage(tr("Cannot open %1: %2").arg(path, error));
+    return false;
+  }
+  disk_text_ = text;
+  disk_format_ = format;
   file_path_ = QFileInfo(path).absoluteFilePath();
   editor_->setPlainText(disk_text_);  // also resets the undo stack: undo never crosses files
   editor_->document()->setModified(false);
   rememberRecent(file_path_);
   updateTitle();
   validateNow();
-  emit statusMessage(tr("Opened %1").arg(file_path_));
+  diagnostics_view_->scrollToTop();  // the last file's scroll position means nothing here
+  emit statusMessage(format.mixed ? tr("Opened %1 (mixed line endings: a save writes CRLF, the first line's, throughout)").arg(file_path_)
+                                  : tr("Opened %1").arg(file_path_));
   return true;
 }
 
 bool ConfigEditorPage::saveTo(const QString& path) {
   QSaveFile file(path);  // temporary name, renamed on commit: a crash never leaves half a config
-  const QByteArray bytes = editor_->toPlainText().toUtf8();
+  // The line endings and byte order mark the file was opened with (a template: LF, none).
+  const QByteArray bytes = encode_text_file(editor_->toPlainText(), disk_format_);
   if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
     emit statusMessage(tr("Cannot save %1: %2").arg(path, file.errorString()));
     return false;
   }
   file_path_ = QFileInfo(path).absoluteFilePath();
-  disk_text_ = QString::fromUtf8(bytes);
+  disk_text_ = editor_->toPlainText();
   editor_->document()->setModified(false);
   rememberRecent(file_path_);
   updateTitle();
@@ -123,14 +140,14 @@ bool ConfigEditorPage::save() { return file_path_.isEmpty() ? saveAs() : saveTo(
 bool ConfigEditorPage::saveAs() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Save DeepSpeed config"),
                                                     file_path_.isEmpty() ? "ds_config.json" : file_path_,
-                                                    tr("DeepSpeed config (*.json)"));
+                                                    kConfigFilter);
   return !path.isEmpty() && saveTo(path);
 }
 
 void ConfigEditorPage::openWithDialog() {
   if (!maybeSave()) return;
   const QString path = QFileDialog::getOpenFileName(this, tr("Open DeepSpeed config"), QFileInfo(file_path_).path(),
-                                                    tr("DeepSpeed config (*.json *.hjson);;All files (*)"));
+                                                    kConfigFilter);
   if (!path.isEmpty()) openFile(path);
 }
 

@@ -8,6 +8,7 @@
 
 #include <QWidget>
 
+#include "app/gui/text_file_format.hpp"
 #include "configs/config_validator.hpp"
 
 class QAction;
@@ -121,6 +122,7 @@ class ConfigEditorPage : public QWidget {
   QAction* redo_ = nullptr;
   QString file_path_;
   QString disk_text_;  ///< the file's text at the last open or save, for the diff
+  TextFileFormat disk_format_;  ///< its line endings and BOM, which a save keeps
   configs::ValidationResult result_;
   bool applying_form_ = false;
 };

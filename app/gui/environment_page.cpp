@@ -101,7 +101,7 @@ EnvironmentPage::EnvironmentPage(QWidget* parent) : QWidget(parent) {
   summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   refresh_button_ = new QPushButton(tr("&Refresh"), this);
   refresh_button_->setToolTip(tr("Run `shardscope report --json` again (F5)"));
-  refresh_button_->setShortcut(QKeySequence::Refresh);
+  // F5 is View > Refresh's: the same key on the button too would be ambiguous, and fire neither.
   copy_button_ = new QPushButton(tr("&Copy as text"), this);
   copy_button_->setToolTip(tr("Copy the report in the same text form as `shardscope report`"));
   copy_button_->setEnabled(false);

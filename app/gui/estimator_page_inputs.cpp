@@ -264,7 +264,7 @@ QWidget* EstimatorPage::buildTrainingInputs() {
   QWidget* row = nullptr;
   deepspeed_config_ = pathField(tr("A DeepSpeed config (--config): its stage, offload, precision, optimizer, micro-batch, "
                                    "accumulation and buckets apply; the fields below override it"),
-                                tr("DeepSpeed config (*.json)"), &row);
+                                tr("DeepSpeed config (*.json *.jsonc *.hjson);;All files (*)"), &row);
   stage_ = choice_box({"0", "1", "2", "3"}, tr("The ZeRO stage you plan to run, judged in the verdict (--stage)"));
   offload_optimizer_ = choice_box({"none", "cpu", "nvme"}, tr("--offload-optimizer (with a stage)"));
   offload_param_ = choice_box({"none", "cpu", "nvme"}, tr("--offload-param (stage 3)"));

@@ -22,6 +22,7 @@
 
 #include "app/gui/cli_locator.hpp"
 #include "app/gui/compare_charts.hpp"
+#include "app/gui/keyboard_shortcuts.hpp"
 #include "app/gui/launch_runner.hpp"
 #include "app/gui/live_plots.hpp"
 #include "app/gui/preflight_panel.hpp"
@@ -66,11 +67,11 @@ QWidget* LaunchPage::buildButtons() {
   auto* layout = new QVBoxLayout(panel);
   layout->setContentsMargins(0, 0, 0, 0);
   start_ = new QPushButton(tr("Start"));
-  start_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  start_->setShortcut(shortcut_keys(tr("Start")).value(0));
   start_->setToolTip(tr("Start the run (Ctrl+R)"));
   stop_ = new QPushButton(tr("Stop"));
   stop_->setToolTip(tr("SIGTERM to the launcher, which stops every rank; killed after a grace period (Ctrl+.)"));
-  stop_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+  stop_->setShortcut(shortcut_keys(tr("Stop")).value(0));
   stop_->setEnabled(false);
   connect(start_, &QPushButton::clicked, this, &LaunchPage::start);
   connect(stop_, &QPushButton::clicked, this, &LaunchPage::stop);

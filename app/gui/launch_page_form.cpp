@@ -73,7 +73,7 @@ QWidget* LaunchPage::buildConfigGroup() {
   config_source_->addItems({tr("Config Editor's document"), tr("A file")});
   config_source_->setToolTip(tr("The editor's current text is saved to a file for the run; or choose a file"));
   QWidget* row = nullptr;
-  config_file_ = pathField(tr("A DeepSpeed config (--config)"), tr("DeepSpeed config (*.json *.hjson)"), false, &row);
+  config_file_ = pathField(tr("A DeepSpeed config (--config)"), tr("DeepSpeed config (*.json *.jsonc *.hjson);;All files (*)"), false, &row);
   overrides_ = new QPlainTextEdit;
   overrides_->setPlaceholderText(tr("KEY=VALUE, one per line, e.g. zero_optimization.stage=3"));
   overrides_->setToolTip(tr("Each line becomes --set KEY=VALUE: it overrides or fills a config value"));

@@ -20,6 +20,7 @@
 
 #include "app/gui/cli_locator.hpp"
 #include "app/gui/gui_export.hpp"
+#include "app/gui/keyboard_shortcuts.hpp"
 #include "app/gui/profile_panes.hpp"
 #include "app/gui/profile_timeline.hpp"
 #include "app/gui/rows_table_model.hpp"
@@ -72,7 +73,7 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   selection_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* clear = new QPushButton(tr("Clear selection"));
   clear->setToolTip(tr("Show the whole session again (Esc)"));
-  clear->setShortcut(Qt::Key_Escape);
+  clear->setShortcut(shortcut_keys(tr("Clear selection")).value(0));
   connect(clear, &QPushButton::clicked, this, [this] { setSelection({}); });
   auto* selection_bar = new QHBoxLayout;
   selection_bar->addWidget(selection_label_, 1);

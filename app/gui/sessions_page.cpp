@@ -28,6 +28,7 @@
 #include "app/gui/gui_export.hpp"
 #include "app/gui/profile_view.hpp"
 #include "app/gui/session_catalog_model.hpp"
+#include "app/gui/keyboard_shortcuts.hpp"
 
 namespace shardscope::gui {
 namespace {
@@ -151,10 +152,10 @@ QWidget* SessionsPage::buildToolbar() {
   auto* profile = new QPushButton(tr("Profile"));
   profile->setToolTip(tr("Show the selected session's profiled window (Ctrl+P)"));
   connect(profile, &QPushButton::clicked, this, &SessionsPage::profileSelected);
-  for (auto [key, slot] : {std::pair{QKeySequence(Qt::CTRL | Qt::Key_Return), &SessionsPage::compareSelected},
-                           std::pair{QKeySequence(Qt::CTRL | Qt::Key_P), &SessionsPage::profileSelected}}) {
-    auto* action = new QAction(this);
-    action->setShortcut(key);
+  for (auto [name, slot] : {std::pair{tr("Compare"), &SessionsPage::compareSelected},
+                            std::pair{tr("Profile"), &SessionsPage::profileSelected}}) {
+    auto* action = new QAction(name, this);
+    action->setShortcuts(shortcut_keys(name));
     action->setShortcutContext(Qt::WidgetWithChildrenShortcut);  // only while this page has focus
     connect(action, &QAction::triggered, this, slot);
     addAction(action);

@@ -2,9 +2,15 @@
 // number spellings and comments elsewhere survive byte for byte, one undo step), hjson DeepSpeed
 // accepts keeps the form usable, fp16 and bf16 both on show as the conflict they are, JSON edits
 // update the form, diagnostics point at the right lines and clicking one selects it, the world size
-// feeds the batch identity, save/diff work; plus an offscreen smoke test of every page.
+// feeds the batch identity, save/diff work; a CRLF file with a byte order mark keeps both through
+// a form edit and a save (only the edited bytes change), a file that is not UTF-8 is refused with
+// its line; the Open and Save dialogs list .jsonc files and Save As is Ctrl+Shift+S on any desktop;
+// a newly opened file's diagnostics start at the top; plus an offscreen smoke test of every page.
 #include <QApplication>
 #include <QComboBox>
+#include <QFileDialog>
+#include <QScrollBar>
+#include <QTimer>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -258,6 +264,133 @@ class ConfigEditorPageTest : public QObject {
     QVERIFY(!other.openFile(dir.filePath("missing.json")));
     // Recent files are remembered in QSettings, newest first.
     QCOMPARE(QSettings().value("configEditor/recentFiles").toStringList().value(0), QFileInfo(path).absoluteFilePath());
+  }
+
+  // A Windows editor's config: CRLF line ends, a UTF-8 byte order mark, no final newline. A form
+  // edit used to save it with LF endings: every line differed on disk and in "Diff against disk".
+  void lineEndingsAndEncodingSurviveAFormEdit() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("windows.json");
+    const QByteArray original = "\xEF\xBB\xBF{\r\n  \"train_micro_batch_size_per_gpu\": 2,\r\n"
+                                "  \"zero_optimization\": {\r\n    \"stage\": 2\r\n  }\r\n}";
+    {
+      QFile file(path);
+      QVERIFY(file.open(QIODevice::WriteOnly));
+      file.write(original);
+    }
+    ConfigEditorPage page;
+    QVERIFY(page.openFile(path));
+    QVERIFY(!page.editor()->toPlainText().contains('\r'));
+    QVERIFY(!page.editor()->toPlainText().startsWith(QChar(0xFEFF)));
+    auto* stage = qobject_cast<QComboBox*>(page.form()->fieldWidget("zero_optimization.stage"));
+    QVERIFY(stage);
+    stage->setCurrentText("3");
+    QVERIFY(page.saveTo(path));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QByteArray expected = original;
+    expected.replace("\"stage\": 2", "\"stage\": 3");
+    QCOMPARE(file.readAll(), expected);
+    // An LF file stays LF, with its final newline.
+    const QString lf = dir.filePath("lf.json");
+    QFile lf_file(lf);
+    QVERIFY(lf_file.open(QIODevice::WriteOnly));
+    lf_file.write("{\n  \"gradient_accumulation_steps\": 1\n}\n");
+    lf_file.close();
+    QVERIFY(page.openFile(lf));
+    QVERIFY(page.saveTo(lf));
+    QVERIFY(lf_file.open(QIODevice::ReadOnly));
+    QCOMPARE(lf_file.readAll(), QByteArray("{\n  \"gradient_accumulation_steps\": 1\n}\n"));
+  }
+
+  void theDiffOfACrlfFileShowsOnlyTheEditedLine() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("crlf.json");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{\r\n  \"gradient_accumulation_steps\": 1,\r\n  \"zero_optimization\": {\"stage\": 1}\r\n}\r\n");
+    file.close();
+    ConfigEditorPage page;
+    QVERIFY(page.openFile(path));
+    auto* stage = qobject_cast<QComboBox*>(page.form()->fieldWidget("zero_optimization.stage"));
+    stage->setCurrentText("2");
+    QPlainTextEdit* diff = nullptr;
+    for (auto* edit : page.findChildren<QPlainTextEdit*>())
+      if (edit->isReadOnly()) diff = edit;
+    QVERIFY(diff);
+    page.validateNow();
+    const QStringList lines = diff->toPlainText().split('\n', Qt::SkipEmptyParts);
+    int changed = 0;
+    for (const QString& line : lines) changed += line.startsWith("- ") || line.startsWith("+ ");
+    QCOMPARE(changed, 2);  // the stage's line out and in
+  }
+
+  void aFileThatIsNotUtf8IsRefusedWithItsLine() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("latin1.json");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{\n  \"comment\": \"caf\xE9\"\n}\n");  // Latin-1: a save would have replaced the byte for good
+    file.close();
+    ConfigEditorPage page;
+    const QString before = page.editor()->toPlainText();
+    QSignalSpy status(&page, &ConfigEditorPage::statusMessage);
+    QVERIFY(!page.openFile(path));
+    QCOMPARE(page.editor()->toPlainText(), before);
+    QVERIFY2(status.last().first().toString().contains("not UTF-8 at line 2"), qPrintable(status.last().first().toString()));
+  }
+
+  // The Diagnostics table kept the last file's scroll position, so a new file's first errors were above the view.
+  void aNewlyOpenedFileShowsItsFirstDiagnostics() {
+    QTemporaryDir dir;
+    QString many = "{\n";
+    for (int i = 0; i < 60; ++i) many += QString("  \"unknown_key_%1\": %1,\n").arg(i);
+    many += "  \"train_micro_batch_size_per_gpu\": 1\n}\n";
+    const QString path = dir.filePath("many.json");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(many.toUtf8());
+    file.close();
+    ConfigEditorPage page;
+    page.resize(1000, 700);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QVERIFY(page.openFile(path));
+    QScrollBar* bar = page.diagnosticsView()->verticalScrollBar();
+    QTRY_VERIFY(bar->maximum() > 0);  // the view lays its rows out after the event loop turns
+    bar->setValue(bar->maximum());
+    QVERIFY(page.openFile(path));
+    QApplication::processEvents();
+    QCOMPARE(bar->value(), 0);
+  }
+
+  // Save As is Ctrl+Shift+S (QKeySequence::SaveAs is empty outside GNOME and KDE); the dialogs
+  // offer .jsonc, which DeepSpeed reads as it reads any config path.
+  void saveAsIsCtrlShiftSAndTheDialogsListJsonc() {
+    ConfigEditorPage page;
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QApplication::setActiveWindow(&page);
+    page.editor()->setFocus();
+    QStringList filters;
+    QString title;
+    auto read_and_close = [&] {
+      auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+      if (!dialog) return;
+      title = dialog->windowTitle();
+      filters = dialog->nameFilters();
+      dialog->reject();
+    };
+    QTimer::singleShot(200, read_and_close);
+    QTest::keyClick(page.editor(), Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(title, QString("Save DeepSpeed config"));
+    QVERIFY2(filters.value(0).contains("*.jsonc"), qPrintable(filters.join(";;")));
+    title.clear();
+    QApplication::setActiveWindow(&page);  // offscreen, no window manager gives it back after the dialog
+    QTimer::singleShot(200, read_and_close);
+    QTest::keyClick(page.editor(), Qt::Key_O, Qt::ControlModifier);
+    QCOMPARE(title, QString("Open DeepSpeed config"));
+    QVERIFY2(filters.value(0).contains("*.jsonc") && filters.value(0).contains("*.hjson"), qPrintable(filters.join(";;")));
   }
 
   void smokeMainWindowOpensEveryPage() {
