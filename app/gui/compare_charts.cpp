@@ -7,6 +7,8 @@
 
 #include <qcustomplot.h>
 
+#include "app/gui/chart_tickers.hpp"
+
 namespace shardscope::gui {
 namespace {
 
@@ -35,21 +37,24 @@ void fit_value_axis(QCustomPlot* plot, const PlotCurve& curve, double scale, boo
   QCPAxis* axis = plot->yAxis;
   const auto extent = value_extent(curve, scale, log_scale);
   axis->setScaleType(log_scale ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-  if (!extent) {
-    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-    return;
+  if (!extent) {  // nothing to draw: a plain 0..1 under the note, not a log axis's crammed "5 4 3 2 1"
+    axis->setScaleType(QCPAxis::stLinear);
+    axis->setTicker(QSharedPointer<ReadableTicker<QCPAxisTicker>>::create(axis));
+    return axis->setRange(0, 1);
   }
   auto [lo, hi] = *extent;
   if (!log_scale && lo == 0.0 && hi == 0.0) return axis->setRange(0, 1);  // only zeros: not a band of 1e-12
   // A log ticker labels powers of ten; inside one decade it would print "6·10⁰" at every tick, so
-  // there the ticks are plain numbers on the log scale.
+  // there the ticks are plain numbers on the log scale. Below 1.6 decades QCustomPlot's log ticker
+  // fell back to linear ticks, which "eb" at precision 0 printed as "2·10⁻³" twice: LogTicker puts
+  // them at 1, 2 and 5 times the powers of ten, and ReadableTicker never lets a label repeat.
   const bool decades = log_scale && hi / lo >= 10;
   if (decades) {
-    axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    axis->setTicker(QSharedPointer<ReadableTicker<LogTicker>>::create(axis));
     axis->setNumberFormat("eb");
     axis->setNumberPrecision(0);
   } else {
-    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    axis->setTicker(QSharedPointer<ReadableTicker<QCPAxisTicker>>::create(axis));
     axis->setNumberFormat("gb");
     axis->setNumberPrecision(4);
   }
@@ -71,7 +76,7 @@ QColor series_color(std::size_t index) {
   return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
 }
 
-QString metric_title(const std::string& metric) {
+QString metric_title(const std::string& metric, const QString& memory_unit) {
   static const std::map<std::string, const char*> kTitles = {
       {"loss", "loss"},
       {"lr", "learning rate"},
@@ -81,34 +86,85 @@ QString metric_title(const std::string& metric) {
       {"samples_per_s", "samples/s"},
       {"tokens_per_s", "tokens/s"},
       {"tflops", "TFLOP/s per GPU"},
-      {"mem_allocated", "memory allocated (GiB)"},
-      {"mem_reserved", "memory reserved (GiB)"},
-      {"mem_peak", "memory peak (GiB)"}};
-  if (auto it = kTitles.find(metric); it != kTitles.end()) return QObject::tr(it->second);
+      {"mem_allocated", "memory allocated (%1)"},
+      {"mem_reserved", "memory reserved (%1)"},
+      {"mem_peak", "memory peak (%1)"}};
+  if (auto it = kTitles.find(metric); it != kTitles.end())
+    return is_memory_metric(metric) ? QObject::tr(it->second).arg(memory_unit) : QObject::tr(it->second);
   if (metric.rfind("timer:", 0) == 0) return QObject::tr("%1 (ms)").arg(QString::fromStdString(metric.substr(6)));
   return QString::fromStdString(metric);
 }
 
-double metric_scale(const std::string& metric) {
-  return metric.rfind("mem_", 0) == 0 ? 1.0 / double(1ull << 30) : 1.0;
+bool is_memory_metric(const std::string& metric) { return metric.rfind("mem_", 0) == 0; }
+
+ByteUnit byte_unit_for(double largest_bytes) {
+  static const ByteUnit kUnits[] = {{double(1ull << 30), "GiB"}, {double(1 << 20), "MiB"}, {1024.0, "KiB"}};
+  for (const ByteUnit& unit : kUnits)
+    if (largest_bytes >= unit.divisor) return unit;
+  return ByteUnit{};
 }
+
+double largest_value(const PlotCurve& curve) {
+  double largest = 0;
+  for (const auto& series : curve.raw)
+    for (double y : series.y)
+      if (std::isfinite(y)) largest = std::max(largest, std::abs(y));
+  return largest;
+}
+
+void fit_step_axis(QCustomPlot* plot, const PlotCurve& curve) {
+  std::optional<std::pair<double, double>> steps;
+  for (const auto& series : curve.raw)
+    if (!series.x.empty())
+      steps = steps ? std::make_pair(std::min(steps->first, series.x.front()), std::max(steps->second, series.x.back()))
+                    : std::make_pair(series.x.front(), series.x.back());
+  if (!steps) return plot->xAxis->setRange(0, 1);
+  auto [first, last] = *steps;
+  // One step (a DeepSpeed run's single TFLOP/s figure) sits in the middle of a few steps around it,
+  // never at steps below 0; a longer curve spans exactly its steps.
+  if (last - first < 2) {
+    const double span = last - first;
+    first = first >= 1 ? first - 1 : first - 0.5;  // step 0's dot whole inside the frame, no tick below 0
+    last = first + std::max(2.0, span + 2);
+  }
+  plot->xAxis->setRange(first, last);
+}
+
+namespace {
+
+// A dot per step while a curve is short, as the live charts do: a single point (a DeepSpeed run's
+// one TFLOP/s figure at profile_step) is no line at all.
+void show_dots_while_short(QCPGraph* graph) {
+  constexpr int kDotsUpTo = 30;
+  if (graph->dataCount() <= kDotsUpTo) graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+}
+
+QCPItemText* chart_note(QCustomPlot* plot, const QString& text, double y, Qt::Alignment alignment) {
+  auto* note = new QCPItemText(plot);
+  note->position->setType(QCPItemPosition::ptAxisRectRatio);
+  note->position->setCoords(0.5, y);
+  note->setPositionAlignment(alignment);
+  note->setTextAlignment(Qt::AlignCenter);
+  note->setText(text);
+  note->setColor(Qt::gray);
+  note->setFont(QFont(plot->font().family(), 7));
+  return note;
+}
+
+}  // namespace
 
 void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::vector<SessionRef>& sessions,
                         const CurveStyle& style) {
   plot->clearGraphs();
   plot->clearItems();
-  const double scale = metric_scale(curve.metric);
+  const ByteUnit unit = is_memory_metric(curve.metric) ? byte_unit_for(largest_value(curve)) : ByteUnit{};
+  const double scale = 1 / unit.divisor;
   bool any = false;  // a value worth drawing: a curve of zeros or NaNs (a CPU run's TFLOP/s) is none
   for (const auto& series : curve.raw)
     for (double y : series.y) any = any || (std::isfinite(y) && y != 0.0);
-  if (!any) {
-    // fp32 and bf16 runs have no loss scale, CPU runs no TFLOP/s peak: say so instead of an empty box.
-    auto* note = new QCPItemText(plot);
-    note->position->setType(QCPItemPosition::ptAxisRectRatio);
-    note->position->setCoords(0.5, 0.5);
-    note->setText(QObject::tr("not recorded in these sessions"));
-    note->setColor(Qt::gray);
-  }
+  // fp32 and bf16 runs have no loss scale, CPU runs no TFLOP/s peak: say so instead of an empty box.
+  if (!any) chart_note(plot, QObject::tr("not recorded in these sessions"), 0.5, Qt::AlignCenter);
+  if (!curve.note.empty()) chart_note(plot, QString::fromStdString(curve.note), 0.02, Qt::AlignTop | Qt::AlignHCenter);
   for (std::size_t s = 0; s < curve.raw.size(); ++s) {
     const QColor color = series_color(s);
     const bool smoothed = s < curve.smoothed.size() && !curve.smoothed[s].x.empty();
@@ -120,17 +176,19 @@ void draw_compare_curve(QCustomPlot* plot, const PlotCurve& curve, const std::ve
       raw->setData(scaled(curve.raw[s].x, 1), scaled(curve.raw[s].y, scale), true);
       raw->setName(QString::fromStdString(sessions[s].label));
       if (smoothed) raw->removeFromLegend();
+      else show_dots_while_short(raw);
     }
     if (smoothed) {
       auto* line = plot->addGraph();
       line->setPen(QPen(color, 1.8));
       line->setData(scaled(curve.smoothed[s].x, 1), scaled(curve.smoothed[s].y, scale), true);
       line->setName(QString::fromStdString(sessions[s].label));
+      show_dots_while_short(line);
     }
   }
   plot->xAxis->setLabel(QObject::tr("step"));
-  plot->yAxis->setLabel(metric_title(curve.metric));
-  plot->xAxis->rescale();
+  plot->yAxis->setLabel(metric_title(curve.metric, unit.name));
+  fit_step_axis(plot, curve);
   fit_value_axis(plot, curve, scale, style.log_scale);
   // The page's header names the colours; an exported chart shows this legend (gui_export.hpp).
   plot->legend->setVisible(false);

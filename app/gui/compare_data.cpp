@@ -128,15 +128,33 @@ bool has_points(const RawCurve& curve) {
 
 // Sessions with samples/s and no tokens/s (an imported or watched DeepSpeed run: its
 // ThroughputTimer line gives CurrSamplesPerSec, no sequence length) have their samples/s in the
-// throughput chart, named so; the extra samples/s curve goes either way.
-void throughput_as_samples(std::vector<RawCurve>& curves) {
+// throughput chart, named so. One chart has one unit: when such a session is compared with ones
+// that have tokens/s, the chart shows every session's samples/s (the engine records both) and
+// says which sessions have no tokens/s, rather than leave the DeepSpeed run out unsaid. The extra
+// samples/s curve goes either way.
+void throughput_as_samples(std::vector<RawCurve>& curves, const std::vector<SessionRef>& refs) {
   const auto by_name = [&](const char* name) {
     return std::find_if(curves.begin(), curves.end(), [name](const RawCurve& c) { return c.metric == name; });
   };
   const auto samples = by_name("samples_per_s");
   if (samples == curves.end()) return;
   const auto tokens = by_name("tokens_per_s");
-  if (tokens != curves.end() && !has_points(*tokens) && has_points(*samples)) *tokens = std::move(*samples);
+  std::vector<std::string> samples_only;
+  bool some_tokens = false;
+  for (std::size_t s = 0; tokens != curves.end() && s < tokens->sessions.size(); ++s) {
+    const bool has_tokens = !tokens->sessions[s].x.empty();
+    some_tokens = some_tokens || has_tokens;
+    if (!has_tokens && s < samples->sessions.size() && !samples->sessions[s].x.empty() && s < refs.size())
+      samples_only.push_back(refs[s].label);
+  }
+  if (tokens != curves.end() && !samples_only.empty()) {
+    *tokens = std::move(*samples);
+    if (some_tokens) {
+      // One name a line: the note is drawn on a chart a quarter of the page wide.
+      tokens->note = "samples/s: no tokens/s in";
+      for (const auto& name : samples_only) tokens->note += "\n" + name;
+    }
+  }
   curves.erase(samples);  // moved into the throughput slot or not wanted: no chart of its own
 }
 
@@ -183,7 +201,7 @@ Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup
       compare_in_one_file(refs, warmup_steps, out);
     else
       compare_across_files(refs, warmup_steps, out);
-    throughput_as_samples(out.curves);
+    throughput_as_samples(out.curves, out.sessions);
   } catch (const std::exception& e) {
     Comparison failed;
     failed.sessions = refs;
@@ -196,7 +214,7 @@ Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup
 std::vector<PlotCurve> make_plot_curves(const std::vector<RawCurve>& curves, const PlotOptions& options) {
   std::vector<PlotCurve> out;
   for (const auto& curve : curves) {
-    PlotCurve plot{curve.metric, {}, {}};
+    PlotCurve plot{curve.metric, {}, {}, curve.note};
     for (const auto& s : curve.sessions) {
       plot.raw.push_back(downsample_min_max(s, options.buckets));
       Series smoothed;

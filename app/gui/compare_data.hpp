@@ -41,6 +41,7 @@ Catalog load_catalog(const std::vector<std::string>& files);
 struct RawCurve {
   std::string metric;             ///< metric_name() or "timer:<name>"
   std::vector<Series> sessions;   ///< one per compared session, in order
+  std::string note;               ///< shown on the chart: why it is not what its title says
 };
 
 struct Comparison {
@@ -72,6 +73,7 @@ struct PlotCurve {
   std::string metric;
   std::vector<Series> raw;
   std::vector<Series> smoothed;  ///< empty series when smoothing is off
+  std::string note;              ///< RawCurve::note
 };
 
 /// Smooths each session's full-resolution series (sessions::smooth), then downsamples.

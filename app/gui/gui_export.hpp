@@ -4,6 +4,8 @@
 
 #include <functional>
 
+#include <QList>
+#include <QMargins>
 #include <QString>
 
 class QAbstractItemModel;
@@ -14,12 +16,35 @@ class QWidget;
 
 namespace shardscope::gui {
 
-/// The model's header and rows as CSV text (DisplayRole, every row the model exposes).
-QString model_to_csv(const QAbstractItemModel& model);
-/// Writes `model` as CSV to `path` through QSaveFile; returns "" or the error.
-QString write_model_csv(const QAbstractItemModel& model, const QString& path);
+/// The model's header and rows as CSV text (DisplayRole): the rows `rows` in that order, or every
+/// row the model exposes when `rows` is empty.
+QString model_to_csv(const QAbstractItemModel& model, const QList<int>& rows = {});
+/// Writes `model` (those rows) as CSV to `path` through QSaveFile; returns "" or the error.
+QString write_model_csv(const QAbstractItemModel& model, const QString& path, const QList<int>& rows = {});
 /// Asks for a file name (suggesting `name`.csv) and writes the CSV; returns the status message.
-QString export_model_csv(QWidget* parent, const QAbstractItemModel& model, const QString& name);
+QString export_model_csv(QWidget* parent, const QAbstractItemModel& model, const QString& name, const QList<int>& rows = {});
+/// The rows selected in `view`, in view order (empty when none is).
+QList<int> selected_rows(const QAbstractItemView* view);
+/// While alive, `plot`'s legend is shown, and one that sits inside the axes (QCustomPlot's place, the
+/// Compare page's curves) is under them, as many entries to a row as the width holds: an exported
+/// image names its curves without covering them. The destructor puts the legend back as it was.
+class LegendForExport {
+ public:
+  explicit LegendForExport(QCustomPlot* plot);
+  ~LegendForExport();
+  LegendForExport(const LegendForExport&) = delete;
+  LegendForExport& operator=(const LegendForExport&) = delete;
+
+ private:
+  QCustomPlot* plot_;
+  bool was_visible_;
+  bool moved_ = false;
+  Qt::Alignment inset_alignment_;
+  int wrap_ = 0, row_spacing_ = 0, column_spacing_ = 0;
+  int fill_order_ = 0;
+  QMargins margins_;
+};
+
 /// Saves `plot` as PNG at `scale` times its size with its legend shown (a chart whose page names
 /// the colours elsewhere hides it on screen; an exported image must carry it). The on-screen
 /// legend state is restored. False when the file cannot be written.

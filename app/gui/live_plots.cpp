@@ -8,6 +8,7 @@
 #include <QGridLayout>
 #include <qcustomplot.h>
 
+#include "app/gui/chart_tickers.hpp"
 #include "app/gui/compare_charts.hpp"
 #include "profiler/profile_analyses.hpp"
 
@@ -52,31 +53,13 @@ QCPGraph* rank_graph(QCustomPlot* plot, int rank) {
   return plot->graph(rank);
 }
 
-// Step ticks that fit their axis: as many (3 at most) as its width holds labels of the range's
-// widest step with room between them. A chart's axes are 70-110 px wide at 1366 px, and QCustomPlot's
-// readable steps gave "50 100 150 200" there, run together into "50100150200".
-class FittingStepTicker : public QCPAxisTicker {
- public:
-  explicit FittingStepTicker(QCPAxis* axis) : axis_(axis) { setTickStepStrategy(tssMeetTickCount); }
+// Step ticks that fit their axis: as many (3 at most) as its width holds labels, at integer steps
+// only. A chart's axes are 70-110 px wide at 1366 px, and QCustomPlot's readable steps gave
+// "50 100 150 200" there, run together into "50100150200" (chart_tickers.hpp).
+void fit_step_ticks(QCPAxis* axis) { use_step_ticks(axis, 3); }
 
- protected:
-  double getTickStep(const QCPRange& range) override {
-    // Ticks are made before the axes are laid out: the plot's new width, less last layout's margins.
-    const QCPAxisRect* rect = axis_->axisRect();
-    const int width = axis_->parentPlot()->viewport().width() - rect->margins().left() - rect->margins().right();
-    const QFontMetrics metrics(axis_->tickLabelFont());
-    const auto widest = static_cast<qint64>(std::max(std::abs(range.lower), std::abs(range.upper)) + 0.5);
-    const int per_tick = metrics.horizontalAdvance(QString::number(widest) + "0");  // a label and a digit's gap
-    // A "nice" step can be 10 % under range / count (60 for 200 / 3): 90 % of the width to share.
-    setTickCount(std::clamp(width * 9 / 10 / std::max(1, per_tick), 1, 3));
-    return QCPAxisTicker::getTickStep(range);
-  }
-
- private:
-  QCPAxis* axis_;
-};
-
-void fit_step_ticks(QCPAxis* axis) { axis->setTicker(QSharedPointer<FittingStepTicker>::create(axis)); }
+// Value ticks as many as the chart's height holds (QCustomPlot's five were 11 px apart at 110 px).
+void fit_value_ticks(QCPAxis* axis) { axis->setTicker(QSharedPointer<ReadableTicker<QCPAxisTicker>>::create(axis)); }
 
 // A point worth an axis: a chart of zeros or NaNs (a CPU run's TFLOP/s) is an empty chart.
 bool has_drawable_point(const QCustomPlot* plot) {
@@ -84,6 +67,17 @@ bool has_drawable_point(const QCustomPlot* plot) {
     for (const auto& point : *plot->graph(g)->data())
       if (std::isfinite(point.value) && point.value != 0.0) return true;
   return false;
+}
+
+// The first and last step the plot's curves or bars hold.
+std::optional<QCPRange> step_extent(QCustomPlot* plot) {
+  std::optional<QCPRange> extent;
+  for (int i = 0; i < plot->plottableCount(); ++i) {
+    bool found = false;
+    const QCPRange r = plot->plottable(i)->getKeyRange(found);
+    if (found) extent = extent ? QCPRange(std::min(extent->lower, r.lower), std::max(extent->upper, r.upper)) : r;
+  }
+  return extent;
 }
 
 QCPItemText* empty_note(QCustomPlot* plot) {
@@ -111,8 +105,9 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->xAxis->setLabel(tr("step"));
     fit_step_ticks(plot->xAxis);
+    fit_value_ticks(plot->yAxis);
     // "memory allocated (GiB)" is taller than the chart's axes at the window's minimum size.
-    plot->yAxis->setLabel(m.name == std::string("mem_allocated") ? tr("memory (GiB)") : metric_title(m.name));
+    plot->yAxis->setLabel(m.name == std::string("mem_allocated") ? memoryTitle() : metric_title(m.name));
     grid->addWidget(plot, i / 4, i % 4);
     charts_.emplace_back(m.name, plot);
     notes_[m.name] = empty_note(plot);
@@ -122,6 +117,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   breakdown_->setMinimumSize(kChartMinimum);
   breakdown_->xAxis->setLabel(tr("step"));
   fit_step_ticks(breakdown_->xAxis);
+  fit_value_ticks(breakdown_->yAxis);
   breakdown_->yAxis->setLabel(tr("step time (ms)"));
   // Shown, and under the axes once the first step names its phases (placeBreakdownLegend).
   breakdown_->legend->setVisible(true);
@@ -190,6 +186,9 @@ void LivePlots::clear() {
   timers_.clear();
   step_ms_.clear();
   last_step_ = -1;
+  largest_memory_bytes_ = 0;
+  memory_unit_ = ByteUnit{double(1ull << 30), "GiB"};
+  chart("mem_allocated")->yAxis->setLabel(memoryTitle());
   showThroughputAs("tokens_per_s");
   for (const auto& [name, plot] : charts_) markEmpty(name, plot);
 }
@@ -247,8 +246,9 @@ void LivePlots::addThroughput(const sessions::StepMetrics& m) {
 void LivePlots::addPoint(const std::string& metric, int rank, double step, double value) {
   for (auto& [name, plot] : charts_)
     if (name == metric) {
+      if (is_memory_metric(metric)) fitMemoryUnit(value);
       QCPGraph* graph = rank_graph(plot, rank);
-      const double scaled = value * metric_scale(metric);
+      const double scaled = is_memory_metric(metric) ? value / memory_unit_.divisor : value;
       const auto it = graph->data()->findBegin(step, false);
       const bool known = it != graph->data()->constEnd() && it->key == step;
       if (known && it->value == scaled) return;  // a step read again, unchanged
@@ -256,6 +256,22 @@ void LivePlots::addPoint(const std::string& metric, int rank, double step, doubl
       graph->addData(step, scaled);
       show_dots_while_short(graph);
     }
+}
+
+QString LivePlots::memoryTitle() const { return tr("memory (%1)").arg(memory_unit_.name); }
+
+// The memory chart's unit follows its largest value, as the tables' does: a CPU run's 3 MiB reads
+// "3 MiB", not "0.00295 GiB". When a larger value changes the unit, the points drawn so far follow.
+void LivePlots::fitMemoryUnit(double bytes) {
+  largest_memory_bytes_ = std::max(largest_memory_bytes_, std::abs(bytes));
+  const ByteUnit unit = byte_unit_for(largest_memory_bytes_);
+  if (unit.name == memory_unit_.name) return;
+  QCustomPlot* plot = chart("mem_allocated");
+  const double factor = memory_unit_.divisor / unit.divisor;
+  for (int g = 0; g < plot->graphCount(); ++g)
+    for (auto& point : *plot->graph(g)->data()) point.value *= factor;
+  memory_unit_ = unit;
+  plot->yAxis->setLabel(memoryTitle());
 }
 
 void LivePlots::append(const LiveUpdate& update) {
@@ -335,6 +351,12 @@ void LivePlots::rescale() {
   for (QCustomPlot* plot : allPlots()) {
     if (follow_ && plot->plottableCount() > 0) {
       plot->xAxis->rescale();
+      // One step (the flops profiler's single figure, a run's first step) is centred in a few steps,
+      // not in QCustomPlot's old span around it, which ran into negative steps.
+      if (const auto steps = step_extent(plot); steps && steps->size() < 2) {
+        const double first = steps->lower >= 1 ? steps->lower - 1 : steps->lower - 0.5;
+        plot->xAxis->setRange(first, first + std::max(2.0, steps->size() + 2));
+      }
       if (window_ > 0 && last_step_ > window_) plot->xAxis->setRange(double(last_step_ - window_), double(last_step_) + 0.5);
       // Fit the values of the steps shown, not of the whole run (the first steps' loss is far off).
       QCPRange values;

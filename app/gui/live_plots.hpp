@@ -11,6 +11,7 @@
 
 #include <QWidget>
 
+#include "app/gui/compare_charts.hpp"
 #include "app/gui/session_poller.hpp"
 
 class QCustomPlot;
@@ -66,6 +67,8 @@ class LivePlots : public QWidget {
   void fitBreakdownLegend();
   void addThroughput(const sessions::StepMetrics& m);
   void addPoint(const std::string& metric, int rank, double step, double value);
+  void fitMemoryUnit(double bytes);
+  QString memoryTitle() const;
   void redrawBreakdown();
   void rescale();
   void showThroughputAs(const std::string& metric);
@@ -83,6 +86,8 @@ class LivePlots : public QWidget {
   std::int64_t last_step_ = -1;
   bool follow_ = true;
   int window_ = 300;
+  ByteUnit memory_unit_{double(1ull << 30), "GiB"};  ///< before any point: GiB, as a GPU run's will be
+  double largest_memory_bytes_ = 0;
 };
 
 }  // namespace shardscope::gui

@@ -12,6 +12,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <qcustomplot.h>
 
+#include "app/gui/chart_tickers.hpp"
 #include "app/gui/compare_charts.hpp"
 #include "app/gui/gui_export.hpp"
 #include "app/gui/sessions_page.hpp"
@@ -81,6 +82,7 @@ QWidget* SessionsPage::buildCurvesTab() {
     plot->setMinimumSize(140, 110);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->xAxis->setLabel(tr("step"));
+    use_step_ticks(plot->xAxis, 5);  // integer steps, as many as the chart's width holds
     plot->yAxis->setLabel(metric_title(name));
     plot->setToolTip(tr("Wheel: zoom, drag: pan, right-click: export PNG or reset"));
     add_plot_export_menu(plot, QString::fromStdString(name), [this](const QString& m) { emit statusMessage(m); });

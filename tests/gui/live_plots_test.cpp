@@ -1,6 +1,7 @@
 // The live charts of the Launch & Watch page, at the size they get on a 1366x768 screen, in a wide
 // window and at their minimum: the step-time breakdown's legend stays out of its data and is never
-// cut off, its columns following the chart's width; the step axes' tick labels never run together.
+// cut off, its columns following the chart's width; the step axes' tick labels never run together
+// and sit on integer steps (a resumed run too); memory is drawn in the unit its values need.
 
 #include <set>
 
@@ -9,6 +10,7 @@
 #include <qcustomplot.h>
 
 #include "app/gui/live_plots.hpp"
+#include "tests/gui/chart_checks.hpp"
 
 using namespace shardscope::gui;
 namespace ss = shardscope::sessions;
@@ -21,10 +23,10 @@ namespace {
 const QSize kDefaultSize(664, 418), kWideSize(1500, 500), kMinimum;
 
 /// `steps` steps of 2 ranks, each with the timers the engine reports under wall_clock_breakdown.
-LiveUpdate run_of(int steps) {
+LiveUpdate run_of(int steps, int first = 1) {
   LiveUpdate update;
   for (int rank = 0; rank < 2; ++rank)
-    for (int step = 1; step <= steps; ++step) {
+    for (int step = first; step < first + steps; ++step) {
       ss::StepMetrics m;
       m.rank = rank;
       m.step = step;
@@ -34,7 +36,7 @@ LiveUpdate run_of(int steps) {
       m.tokens_per_s = 4000.0;
       update.steps.push_back(m);
     }
-  for (int step = 1; step <= steps; ++step)
+  for (int step = first; step < first + steps; ++step)
     update.timers.push_back({0, step, {{"forward", 6.0}, {"backward", 9.0}, {"step", 3.0}}});
   return update;
 }
@@ -45,12 +47,12 @@ class LivePlotsTest : public QObject {
   Q_OBJECT
 
   /// The plots at `size`, shown and laid out, holding `steps` steps.
-  static std::unique_ptr<LivePlots> shownAt(QSize size, int steps) {
+  static std::unique_ptr<LivePlots> shownAt(QSize size, int steps, int first = 1) {
     auto plots = std::make_unique<LivePlots>();
     plots->resize(size.isValid() ? size : plots->minimumSizeHint());
     plots->show();
     if (!QTest::qWaitForWindowExposed(plots.get())) return nullptr;
-    plots->append(run_of(steps));
+    plots->append(run_of(steps, first));
     if (!size.isValid()) plots->resize(plots->minimumSizeHint());  // the legend's rows count in the minimum
     QCoreApplication::processEvents();  // the layout's resizes
     for (const char* name : {"loss", "tokens_per_s", "breakdown"}) plots->chart(name)->replot();  // lays the elements out now
@@ -176,6 +178,48 @@ class LivePlotsTest : public QObject {
                                                .arg(name, labels[i - 1], labels[i]).arg(gap).arg(needed)));
       }
     }
+  }
+
+  // A run resumed at step 22: QCustomPlot's ticks at 22.5, 25, 27.5 ran together into "22.52527.530".
+  // Every chart, every size, short and long runs: integer steps, labels apart and never repeated.
+  void stepTicksAreIntegersAfterAResume() {
+    for (const QSize size : {kDefaultSize, kWideSize, kMinimum})
+      for (auto [first, steps] : {std::pair{22, 9}, std::pair{1, 3}, std::pair{1, 1}, std::pair{990, 40}, std::pair{1, 5000}}) {
+        const auto plots = shownAt(size, steps, first);
+        QVERIFY(plots);
+        const QString problem = testing::chart_problems(plots.get());
+        QVERIFY2(problem.isEmpty(), qPrintable(QString("%1x%2, steps %3..%4: %5").arg(size.width()).arg(size.height())
+                                                   .arg(first).arg(first + steps - 1).arg(problem)));
+      }
+  }
+
+  // A CPU run's ~3 MiB in GiB gave ticks like 0.00295: the unit follows the values, as the tables' does,
+  // and the points drawn so far follow a change of unit.
+  void memoryIsDrawnInTheUnitItsValuesNeed() {
+    LivePlots plots;
+    LiveUpdate update;
+    for (int step = 1; step <= 4; ++step) {
+      ss::StepMetrics m;
+      m.step = step;
+      m.mem_allocated_bytes = (3 << 20) + step * 1024;
+      update.steps.push_back(m);
+    }
+    plots.append(update);
+    QCustomPlot* memory = plots.chart("mem_allocated");
+    QCOMPARE(memory->yAxis->label(), QString("memory (MiB)"));
+    QVERIFY(memory->yAxis->range().contains(3.002));  // 3 MiB and a few KiB
+    LiveUpdate large;
+    ss::StepMetrics m;
+    m.step = 5;
+    m.mem_allocated_bytes = std::int64_t(2) << 30;
+    large.steps.push_back(m);
+    plots.append(large);
+    QCOMPARE(memory->yAxis->label(), QString("memory (GiB)"));
+    const auto first = memory->graph(0)->data()->constBegin();
+    QVERIFY2(std::abs(first->value - 3.0 / 1024) < 1e-3, qPrintable(QString::number(first->value)));  // 3 MiB in GiB now
+    QVERIFY(memory->yAxis->range().contains(2.0));
+    plots.clear();
+    QCOMPARE(memory->yAxis->label(), QString("memory (GiB)"));
   }
 
   // DeepSpeed's ThroughputTimer line gives CurrSamplesPerSec and no tokens: the throughput chart
