@@ -121,6 +121,14 @@ void DiffTableModel::rebuild() {
     if (row.differs || !diff_only_ || single) shown_.push_back(&row);
 }
 
+QString DiffTableModel::emptyNote() const {
+  if (!shown_.empty() || sessions_.size() < 2) return {};
+  if (all_.empty()) return tr("Nothing recorded to compare.");
+  return tr("Identical: all %1 rows agree across the %2 sessions (untick \"differences only\" to see them).")
+      .arg(all_.size())
+      .arg(sessions_.size());
+}
+
 int DiffTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(shown_.size());
 }

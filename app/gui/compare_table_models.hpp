@@ -45,6 +45,9 @@ class DiffTableModel : public QAbstractTableModel {
   /// Hides rows whose values all agree.
   void setDiffOnly(bool diff_only);
   bool diffOnly() const { return diff_only_; }
+  /// What an empty table means, "" while it shows rows: "identical" when every row agrees and only
+  /// differences are shown (an empty table alone reads as "nothing loaded").
+  QString emptyNote() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

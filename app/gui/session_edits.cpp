@@ -4,6 +4,7 @@
 
 #include "app/gui/cli_locator.hpp"
 #include "sessions/errors.hpp"
+#include "sessions/session_export.hpp"
 #include "sessions/session_labels.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
@@ -57,6 +58,21 @@ EditOutcome delete_session_refs(const std::vector<SessionRef>& sessions) {
   return {};
 }
 
+EditOutcome export_session_refs(const std::vector<SessionRef>& sessions, const std::string& directory) {
+  if (sessions.empty()) return {"select the sessions to export", {}};
+  std::vector<std::int64_t> ids;
+  for (const auto& s : sessions) {
+    if (s.file != sessions.front().file)
+      return {"the selection spans " + sessions.front().file + " and " + s.file +
+                  ": select sessions of one file (the export, like `shardscope sessions export --db FILE`, reads one)",
+              {}};
+    ids.push_back(s.id);
+  }
+  return on_store(sessions.front().file, [&](ss::Store& store, EditOutcome& out) {
+    out.files = ss::export_csv(store, ids, directory).files;
+  });
+}
+
 std::string rename_command(const std::string& file, const std::string& uid, const std::string& name) {
   return shell_command("shardscope", {"sessions", "rename", uid, name, "--db", file});
 }
@@ -73,6 +89,13 @@ std::string delete_command(const std::string& file, const std::vector<std::strin
   std::vector<std::string> args = {"sessions", "delete"};
   args.insert(args.end(), uids.begin(), uids.end());
   args.insert(args.end(), {"--db", file, "--yes"});
+  return shell_command("shardscope", args);
+}
+
+std::string export_command(const std::string& file, const std::vector<std::string>& uids, const std::string& directory) {
+  std::vector<std::string> args = {"sessions", "export"};
+  args.insert(args.end(), uids.begin(), uids.end());
+  args.insert(args.end(), {"--db", file, "--csv", directory});
   return shell_command("shardscope", args);
 }
 

@@ -1,5 +1,7 @@
 #include "app/gui/sessions_page.hpp"
 
+#include <set>
+
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
@@ -26,9 +28,9 @@
 #include "app/gui/compare_charts.hpp"
 #include "app/gui/compare_table_models.hpp"
 #include "app/gui/gui_export.hpp"
+#include "app/gui/keyboard_shortcuts.hpp"
 #include "app/gui/profile_view.hpp"
 #include "app/gui/session_catalog_model.hpp"
-#include "app/gui/keyboard_shortcuts.hpp"
 
 namespace shardscope::gui {
 namespace {
@@ -202,7 +204,16 @@ QWidget* SessionsPage::buildDiffTab(DiffTableModel* model, const QString& name) 
   view->horizontalHeader()->setMaximumSectionSize(kDiffColumnMaxWidth);
   view->setTextElideMode(Qt::ElideMiddle);
   add_table_export_menu(view, name, [this](const QString& m) { emit statusMessage(m); });
+  auto* note = new QLabel;
+  note->setObjectName(name + "_note");
+  note->setWordWrap(true);
+  note->setVisible(false);
+  connect(model, &QAbstractItemModel::modelReset, note, [model, note] {
+    note->setText(model->emptyNote());
+    note->setVisible(!note->text().isEmpty());
+  });
   layout->addWidget(only);
+  layout->addWidget(note);
   layout->addWidget(view, 1);
   return tab;
 }
@@ -334,8 +345,11 @@ void SessionsPage::onComparisonReady() {
   environment_model_->setRows(comparison_.sessions, comparison_.environment_diff);
   run_model_->setRows(comparison_.sessions, comparison_.run_diff);
   draw_timer_breakdown(breakdown_chart_, comparison_.summaries, comparison_.sessions);
-  emit statusMessage(tr("Showing %1 session(s)%2").arg(comparison_.sessions.size())
-                         .arg(comparison_.same_file ? QString() : tr(" from several files")));
+  std::set<std::string> files;
+  for (const auto& s : comparison_.sessions) files.insert(s.file);
+  emit statusMessage(files.size() > 1 ? tr("Showing %1 sessions from %2 files").arg(comparison_.sessions.size()).arg(files.size())
+                    : comparison_.sessions.size() == 1 ? tr("Showing 1 session")
+                                                       : tr("Showing %1 sessions").arg(comparison_.sessions.size()));
   emit comparisonReady();
   replot();
 }

@@ -64,6 +64,9 @@ class SessionsPage : public QWidget {
   QString renameSession(const SessionRef& session, const QString& name);
   QString tagSession(const SessionRef& session, const QStringList& add, const QStringList& remove);
   QString deleteSessions(const std::vector<SessionRef>& sessions);
+  /// Writes the sessions' tables (steps, timers, series, logs...) as CSV into `directory`, as
+  /// `shardscope sessions export ... --csv DIR` does; returns "" or the error (sessions of one file).
+  QString exportSessions(const std::vector<SessionRef>& sessions, const QString& directory);
 
   SessionCatalogModel* catalogModel() const { return catalog_; }
   SessionFilterProxy* filterProxy() const { return proxy_; }
@@ -106,6 +109,7 @@ class SessionsPage : public QWidget {
   void askRename(const SessionRef& session);
   void askTags(const SessionRef& session);
   void askDelete(const std::vector<SessionRef>& sessions);
+  void askExport(const std::vector<SessionRef>& sessions);
   QString uidOf(const SessionRef& session) const;
   void updateRecentMenu();
   void onCatalogLoaded();

@@ -1,6 +1,10 @@
 // SessionsPage, editing the list: rename, tag and delete sessions from the list's context menu,
 // each through the sessions library (app/gui/session_edits.hpp) with its CLI twin reported.
 #include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QInputDialog>
 #include <QMenu>
 #include <QMessageBox>
@@ -39,9 +43,43 @@ void SessionsPage::showListMenu(const QPoint& pos) {
   if (!refs.empty())
     connect(menu.addAction(tr("Delete %1 session(s)\u2026").arg(refs.size())), &QAction::triggered, this,
             [this, refs] { askDelete(refs); });
-  if (!refs.empty()) menu.addSeparator();
-  add_table_export_actions(menu, list_, "sessions", [this](const QString& m) { emit statusMessage(m); });
+  if (!refs.empty()) {
+    menu.addSeparator();
+    connect(menu.addAction(tr("Export %1 session(s)' steps and series as CSV\u2026").arg(refs.size())), &QAction::triggered,
+            this, [this, refs] { askExport(refs); });
+  }
+  menu.addSeparator();
+  // The list's own columns: the selected rows when there is a selection, else every row shown.
+  const QList<int> rows = selected_rows(list_);
+  const QString which = rows.isEmpty() ? tr("all %1 rows").arg(proxy_->rowCount()) : tr("%1 selected rows").arg(rows.size());
+  connect(menu.addAction(tr("Export the list as CSV (%1)\u2026").arg(which)), &QAction::triggered, this, [this, rows] {
+    const QString message = export_model_csv(this, *proxy_, "sessions", rows);
+    if (!message.isEmpty()) emit statusMessage(message);
+  });
+  connect(menu.addAction(tr("Copy the list as CSV (%1)").arg(which)), &QAction::triggered, this, [this, rows] {
+    QApplication::clipboard()->setText(model_to_csv(*proxy_, rows));
+    emit statusMessage(tr("Copied %1 rows as CSV").arg(rows.isEmpty() ? proxy_->rowCount() : rows.size()));
+  });
   menu.exec(list_->viewport()->mapToGlobal(pos));
+}
+
+void SessionsPage::askExport(const std::vector<SessionRef>& sessions) {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the sessions' tables (one CSV per table) into"),
+                                                        QFileInfo(QString::fromStdString(sessions.front().file)).path());
+  if (!dir.isEmpty()) exportSessions(sessions, dir);
+}
+
+QString SessionsPage::exportSessions(const std::vector<SessionRef>& sessions, const QString& directory) {
+  std::vector<std::string> uids;
+  for (const auto& s : sessions) uids.push_back(uidOf(s).toStdString());
+  const EditOutcome out = export_session_refs(sessions, directory.toStdString());
+  const QString error = QString::fromStdString(out.error);
+  emit statusMessage(out.ok() ? tr("Wrote %1 files into %2: %3")
+                                    .arg(out.files.size())
+                                    .arg(directory, QString::fromStdString(export_command(sessions.front().file, uids,
+                                                                                          directory.toStdString())))
+                              : error);
+  return error;
 }
 
 void SessionsPage::askRename(const SessionRef& session) {

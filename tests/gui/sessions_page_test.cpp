@@ -2,12 +2,21 @@
 // comparison of 2 sessions whose tables hold exactly what the sessions library computes (the run
 // diff showing a model shape the config diff cannot), one session alone, the same comparison
 // across two files, smoothing and downsampling of curves, log-scale ticks and flat curves, the
-// legend of exported charts, renaming, tagging and deleting, CSV export, and the page inside the
-// main window. The profile view has its own test (profile_view_test.cpp).
+// legend of exported charts, renaming, tagging and deleting, CSV export (the list's selected rows,
+// and the selected sessions' own tables as `sessions export` writes them), samples/s when a
+// DeepSpeed run is compared with engine runs, "identical" for a diff with no difference, and the
+// page inside the main window. The profile view has its own test (profile_view_test.cpp).
 #include <chrono>
 #include <cmath>
 
+#include <QApplication>
+#include <QClipboard>
+#include <QFile>
+#include <QFileInfo>
 #include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QTimer>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
@@ -289,6 +298,7 @@ class SessionsPageTest : public QObject {
     openBoth(page);
     page.selectByName({"gamma"});
     QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
+    QSignalSpy status(&page, &SessionsPage::statusMessage);
     page.compareSelected();
     QVERIFY(drawn.wait(10000));
     const Comparison& c = page.comparison();
@@ -297,6 +307,9 @@ class SessionsPageTest : public QObject {
     QCOMPARE(c.curves[0].sessions[0].y.size(), std::size_t(10));
     QVERIFY(page.chart("loss")->graphCount() >= 1);
     QCOMPARE(page.summaryModel()->columnCount(), 2);  // quantity and its value, no deltas
+    bool one_file = false;  // not "Showing 1 session(s) from several files"
+    for (const auto& message : status) one_file = one_file || message.first().toString() == "Showing 1 session";
+    QVERIFY(one_file);
     QVERIFY(page.configDiffModel()->rowCount() >= 2);  // every key: there is nothing to differ from
     QVERIFY(page.runDiffModel()->rowCount() >= 2);
   }
@@ -322,6 +335,64 @@ class SessionsPageTest : public QObject {
     QVERIFY2(range.lower >= 0 && range.upper >= 1 && range.size() >= 0.5,
              qPrintable(QString("TFLOP/s axis %1..%2").arg(range.lower).arg(range.upper)));
     QCOMPARE(tflops->itemCount(), 1);  // "not recorded in these sessions"
+  }
+
+  // A DeepSpeed run (samples/s only) beside engine runs (tokens/s too): its throughput was left out
+  // of the tokens/s chart without a word. One chart has one unit, so every session's samples/s.
+  void aMixedComparisonShowsEverySessionsSamples() {
+    const QString path = dir_.filePath("mixed.db");
+    testing::RunSpec engine{"engine run", 2, 10, 90, 7};
+    testing::RunSpec deepspeed{"deepspeed run", 2, 10, 90, 7};
+    deepspeed.tokens = false;
+    deepspeed.started_at += 60;
+    testing::write_sessions(path, {engine, deepspeed});
+    SessionsPage page;
+    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
+    page.openFiles({path});
+    QVERIFY(loaded.wait(10000));
+    page.selectByName({"engine run", "deepspeed run"});
+    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
+    page.compareSelected();
+    QVERIFY(drawn.wait(10000));
+    QCustomPlot* throughput = page.chart("tokens_per_s");
+    QCOMPARE(throughput->yAxis->label(), QString("samples/s"));
+    int drawn_sessions = 0;
+    for (int g = 0; g < throughput->graphCount(); ++g) drawn_sessions += throughput->graph(g)->dataCount() > 0;
+    QVERIFY2(drawn_sessions >= 2, qPrintable(QString("%1 sessions drawn").arg(drawn_sessions)));
+    QString note;
+    for (int i = 0; i < throughput->itemCount(); ++i)
+      if (auto* text = qobject_cast<QCPItemText*>(throughput->item(i))) note += text->text();
+    QVERIFY2(note.contains("no tokens/s in") && note.contains("deepspeed run"), qPrintable(note));
+    QVERIFY(!note.contains("engine run"));
+  }
+
+  // "Differences only" of two identical environments was an empty table: it says so now.
+  void anIdenticalDiffSaysSo() {
+    const QString path = dir_.filePath("twins.db");
+    testing::RunSpec first{"twin a", 1, 5, 50, 3};
+    testing::RunSpec second = first;
+    second.name = "twin b";
+    second.started_at += 60;
+    testing::write_sessions(path, {first, second});
+    SessionsPage page;
+    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
+    page.openFiles({path});
+    QVERIFY(loaded.wait(10000));
+    page.selectByName({"twin a", "twin b"});
+    QSignalSpy ready(&page, &SessionsPage::comparisonReady);
+    page.compareSelected();
+    QVERIFY(ready.wait(10000));
+    DiffTableModel* environment = page.environmentDiffModel();
+    QCOMPARE(environment->rowCount(), 0);
+    QVERIFY2(environment->emptyNote().startsWith("Identical"), qPrintable(environment->emptyNote()));
+    auto* note = page.findChild<QLabel*>("environment_diff_note");
+    QVERIFY(note);
+    QCOMPARE(note->text(), environment->emptyNote());
+    QVERIFY(!note->isHidden());
+    environment->setDiffOnly(false);  // every row shown: no note
+    QVERIFY(environment->rowCount() > 0);
+    QCOMPARE(environment->emptyNote(), QString());
+    QVERIFY(note->isHidden());
   }
 
   void logTicksNeverRepeatAndFlatCurvesSitInsideTheFrame() {
@@ -420,6 +491,55 @@ class SessionsPageTest : public QObject {
     QVERIFY(lines[1].startsWith("median_step_ms,"));
     QVERIFY(page.chart("loss")->savePng(dir_.filePath("loss.png"), 400, 300));
     QVERIFY(QFileInfo(dir_.filePath("loss.png")).size() > 1000);
+  }
+
+  // The list's Export CSV wrote every row whatever was selected, and a session's own steps and
+  // series could not be exported at all: now the selected rows, and `sessions export`'s tables.
+  void exportsTheSelection() {
+    SessionsPage page;
+    openBoth(page);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    page.selectByName({"beta"});
+    QTableView* list = nullptr;
+    for (auto* view : page.findChildren<QTableView*>())
+      if (view->model() == page.filterProxy()) list = view;
+    QVERIFY(list);
+    QString copied_action;
+    QTimer::singleShot(100, [&] {  // the list's context menu: copy the list, as it offers it
+      auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+      if (!menu) return;
+      for (QAction* action : menu->actions())
+        if (action->text().startsWith("Copy the list")) {
+          copied_action = action->text();
+          action->trigger();
+        }
+      menu->close();
+    });
+    emit list->customContextMenuRequested(QPoint(5, 5));
+    QCOMPARE(copied_action, QString("Copy the list as CSV (1 selected rows)"));
+    const QStringList lines = QApplication::clipboard()->text().trimmed().split('\n');
+    QCOMPARE(lines.size(), 2);  // the header and beta's row
+    QVERIFY2(lines[1].startsWith("beta,"), qPrintable(lines[1]));
+
+    std::vector<SessionRef> beta;
+    for (int r = 0; r < page.catalogModel()->rowCount(); ++r)
+      if (page.catalogModel()->row(r).info.name == "beta") beta.push_back(page.catalogModel()->ref(r));
+    QCOMPARE(beta.size(), std::size_t(1));
+    QTemporaryDir out;
+    QSignalSpy status(&page, &SessionsPage::statusMessage);
+    QCOMPARE(page.exportSessions(beta, out.path()), QString());
+    QFile steps(out.filePath("steps.csv"));
+    QVERIFY(steps.open(QIODevice::ReadOnly));
+    const QStringList step_lines = QString::fromUtf8(steps.readAll()).trimmed().split('\n');
+    QCOMPARE(step_lines.size(), 1 + 2 * 20);  // beta's 20 steps of 2 ranks, no other session's
+    QVERIFY(QFileInfo::exists(out.filePath("timers.csv")));
+    QVERIFY(status.last().first().toString().contains("shardscope sessions export"));
+    std::vector<SessionRef> two_files = beta;  // and gamma, of the other file: the CLI reads one --db
+    for (int r = 0; r < page.catalogModel()->rowCount(); ++r)
+      if (page.catalogModel()->row(r).info.name == "gamma") two_files.push_back(page.catalogModel()->ref(r));
+    QCOMPARE(two_files.size(), std::size_t(2));
+    QVERIFY(page.exportSessions(two_files, out.path()).contains("select sessions of one file"));
   }
 
   void pageInMainWindowSmoke() {
