@@ -109,6 +109,11 @@ EnvironmentPage::EnvironmentPage(QWidget* parent) : QWidget(parent) {
   tree_->setColumnCount(3);
   tree_->setHeaderLabels({tr("Item"), tr("Value"), tr("Notes")});
   tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // A check's message is one long line: sized to it, the Value column pushed the Notes (each
+  // check's fix) off the right edge. Capped, a long value is cut (its tooltip has it whole) and
+  // the fix starts on screen.
+  tree_->header()->setMaximumSectionSize(kValueColumnMaxWidth);
+  tree_->setTextElideMode(Qt::ElideMiddle);
   tree_->setAlternatingRowColors(true);
 
   auto* buttons = new QHBoxLayout;

@@ -17,6 +17,9 @@ class EnvironmentPage : public QWidget {
   Q_OBJECT
 
  public:
+  /// The widest the Item and Value columns get (px): the Notes column (a check's fix) starts on screen.
+  static constexpr int kValueColumnMaxWidth = 420;
+
   explicit EnvironmentPage(QWidget* parent = nullptr);
   ~EnvironmentPage() override;
 

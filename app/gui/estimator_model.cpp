@@ -30,6 +30,7 @@ EstimatorRow make_row(const est::PlanEstimate& p, const est::Estimate& estimate)
   row.gpu_gradients = p.states.gpu.gradients.bytes;
   row.gpu_optimizer = p.states.gpu.master_params.bytes + p.states.gpu.optimizer_states.bytes;
   row.gpu_activations = estimate.activations.available ? estimate.activations.total_bytes : 0;
+  if (!estimate.activations.available) row.activations_unknown = estimate.activations.unavailable_reason;
   row.gpu_buffers = p.buffers.gpu_bytes;
   row.gpu_total = p.gpu_total_bytes;
   row.cpu_per_node = p.cpu_total_bytes_per_node;

@@ -20,7 +20,8 @@ struct EstimatorRow {
   double gpu_params = 0;
   double gpu_gradients = 0;
   double gpu_optimizer = 0;  ///< master weights + optimizer states (what the optimizer owns)
-  double gpu_activations = 0;
+  double gpu_activations = 0;   ///< 0 in the chart when not counted
+  std::string activations_unknown;  ///< why they are not counted (no shape): the table says "?", as the CLI's
   double gpu_buffers = 0;
   double gpu_total = 0;
   double cpu_per_node = 0;

@@ -53,6 +53,8 @@ QVariant EstimatorTableModel::data(const QModelIndex& index, int role) const {
              (row.requested ? QString(" ") + kRequestedMark : QString());
     if (column == kFits) return QString::fromStdString(row.fit_text);
     if (column == kCommTime) return QString::fromStdString(row.comm_time_text);
+    // Not counted is not zero: "?" as the CLI's table prints it (the reason is the tooltip).
+    if (column == kActivations && !row.activations_unknown.empty()) return QStringLiteral("?");
     const double value = columnValue(row, column);
     if (std::isnan(value)) return tr("n/a");
     return QString::number(estimator::bytes_in(value, unit_), 'f', 2);
@@ -74,6 +76,8 @@ QVariant EstimatorTableModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::ForegroundRole && column == kFits && row.fits)
     return QBrush(*row.fits ? QColor(0, 128, 0) : QColor(192, 0, 0));
+  if (role == Qt::ToolTipRole && column == kActivations && !row.activations_unknown.empty())
+    return tr("activations not counted: %1").arg(QString::fromStdString(row.activations_unknown));
   if (role == Qt::ToolTipRole && column == kOptimizer)
     return tr("fp32 master weights plus optimizer states (e.g. Adam's momentum and variance)");
   return {};

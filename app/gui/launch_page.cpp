@@ -196,8 +196,8 @@ QString LaunchPage::runDescription() const {
 void LaunchPage::updateCliTwin() {
   if (!cli_twin_) return;
   try {
-    const auto args = ownCommand() ? watch_arguments(watchSpec()) : launch_arguments(spec());
-    cli_twin_->setText(QString::fromStdString(shell_command("shardscope", args)));
+    cli_twin_->setText(QString::fromStdString(ownCommand() ? watch_command_line(watchSpec())
+                                                           : shell_command("shardscope", launch_arguments(spec()))));
   } catch (const std::exception& e) {
     cli_twin_->setText(tr("<i>%1</i>").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
   }

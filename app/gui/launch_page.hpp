@@ -119,7 +119,8 @@ class LaunchPage : public QWidget {
   /// Clears the watch side for a new run of `world_size` ranks (0: not known yet) and `steps` (0: unknown).
   void resetWatchSide(int world_size, int steps);
   /// Starts `args` through the CLI locator; false (with the banner saying why) when it cannot.
-  bool startCli(const std::vector<std::string>& args, int world_size, const QString& working_dir = {});
+  bool startCli(const std::vector<std::string>& args, int world_size, const QString& working_dir = {},
+                const std::vector<std::string>& environment = {});
   void onUpdate(const LiveUpdate& update);
   void onFinished(int exit_code, bool stopped);
   void showBanner(const QString& html, bool error);
@@ -166,6 +167,7 @@ class LaunchPage : public QWidget {
   QList<QWidget*> engine_groups_;
   QLineEdit* command_ = nullptr;
   QLineEdit* command_dir_ = nullptr;
+  QPlainTextEdit* command_env_ = nullptr;
   QLineEdit* watch_session_ = nullptr;
   QLineEdit* watch_name_ = nullptr;
   bool watching_ = false;  ///< the run going (or last ended) is `shardscope watch`

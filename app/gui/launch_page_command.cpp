@@ -10,12 +10,14 @@
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QStandardPaths>
 #include <QVBoxLayout>
 
 #include "app/gui/cli_locator.hpp"
 #include "app/gui/launch_page.hpp"
 #include "app/gui/launch_runner.hpp"
+#include "app/gui/live_plots.hpp"
 #include "app/gui/path_field.hpp"
 #include "configs/shell_words.hpp"
 
@@ -54,6 +56,10 @@ QWidget* LaunchPage::buildCommandGroup() {
   watch_name_ = new QLineEdit;
   watch_name_->setPlaceholderText(tr("the config file's name"));
   watch_name_->setToolTip(tr("Session name (--name)"));
+  command_env_ = new QPlainTextEdit;
+  command_env_->setPlaceholderText(tr("KEY=VALUE, one per line, e.g. NCCL_DEBUG=INFO"));
+  command_env_->setToolTip(tr("Set for shardscope watch and so for your command (env KEY=VALUE shardscope watch ...)"));
+  command_env_->setFixedHeight(command_env_->fontMetrics().lineSpacing() * 3 + 12);
   auto* hint = new QLabel(tr("The config copy, its csv_monitor folder and output.log go to "
                              "shardscope-watch-<time> beside the session file."));
   hint->setWordWrap(true);
@@ -61,7 +67,9 @@ QWidget* LaunchPage::buildCommandGroup() {
   form->addRow(tr("Run in"), dir_row);
   form->addRow(tr("Session file"), session_row);
   form->addRow(tr("Name"), watch_name_);
+  form->addRow(tr("Environment"), command_env_);
   form->addRow(hint);
+  connect(command_env_, &QPlainTextEdit::textChanged, this, &LaunchPage::updateCliTwin);
   for (auto* field : {command_, command_dir_, watch_session_, watch_name_})
     connect(field, &QLineEdit::textChanged, this, &LaunchPage::updateCliTwin);
   command_group_ = box;
@@ -73,6 +81,9 @@ void LaunchPage::showMode() {
   command_group_->setVisible(own);
   for (QWidget* group : engine_groups_) group->setVisible(!own);
   showWhere();
+  // The empty charts' hints name what the chosen kind of run has to be told, before it starts
+  // too (the last mode's "no throughput yet" under "your own command" was the engine's hint).
+  if (plots_ && !runner_->isRunning()) plots_->setRunKind(own ? LivePlots::RunKind::Watched : LivePlots::RunKind::Engine);
   if (banner_ && !runner_->isRunning() && session_uid_.isEmpty())  // before any run: what to fill in
     showBanner(own ? tr("Give your command (its DeepSpeed config among its arguments) and a session file, then Start.")
                    : tr("Choose a config, a model and a session file, then Start."),
@@ -93,6 +104,7 @@ WatchSpec LaunchPage::watchSpec() const {
   s.session_file = watch_session_->text().trimmed().toStdString();
   s.name = watch_name_->text().trimmed().toStdString();
   s.working_dir = command_dir_->text().trimmed().toStdString();
+  s.environment = parse_environment_lines(command_env_->toPlainText().toStdString());
   return s;
 }
 
@@ -103,6 +115,9 @@ void LaunchPage::setWatchSpec(const WatchSpec& s) {
   watch_session_->setText(QString::fromStdString(s.session_file));
   watch_name_->setText(QString::fromStdString(s.name));
   command_dir_->setText(QString::fromStdString(s.working_dir));
+  QStringList environment;
+  for (const auto& e : s.environment) environment << QString::fromStdString(e);
+  command_env_->setPlainText(environment.join('\n'));
 }
 
 void LaunchPage::startWatch() {
@@ -126,7 +141,7 @@ void LaunchPage::startWatch() {
   watching_ = true;
   resetWatchSide(1, 0);
   saveSettings();
-  if (!startCli(args, 1, QString::fromStdString(w.working_dir))) return;
+  if (!startCli(args, 1, QString::fromStdString(w.working_dir), w.environment)) return;
   showBanner(tr("Running your command under shardscope watch into %1\u2026")
                  .arg(QString::fromStdString(w.session_file).toHtmlEscaped()), false);
 }

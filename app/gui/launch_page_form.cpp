@@ -200,6 +200,10 @@ QWidget* LaunchPage::buildCheckpointGroup() {
   form->addRow(tr("Save every"), save_every_);
   form->addRow(tr("Resume from"), load_row);
   connect(save_every_, &QSpinBox::valueChanged, this, &LaunchPage::updateCliTwin);
+  // "Every K steps" saves into the folder above: with none it means nothing (and is not passed).
+  auto follow_save_dir = [this] { save_every_->setEnabled(!save_dir_->text().trimmed().isEmpty()); };
+  connect(save_dir_, &QLineEdit::textChanged, this, follow_save_dir);
+  follow_save_dir();
   return column;
 }
 
@@ -301,7 +305,7 @@ LaunchSpec LaunchPage::spec() const {
   s.name = name_->text().trimmed().toStdString();
   s.seed = seed_->value();
   s.save_dir = save_dir_->text().trimmed().toStdString();
-  s.save_every = save_every_->value();
+  s.save_every = s.save_dir.empty() ? 0 : save_every_->value();
   s.load_dir = load_dir_->text().trimmed().toStdString();
   s.profile_start = profile_start_->value();
   s.profile_count = profile_count_->value();
@@ -317,6 +321,7 @@ void LaunchPage::saveSettings() const {
   settings.setValue("launch/ownCommand", ownCommand());
   settings.setValue("launch/command", command_->text());
   settings.setValue("launch/commandDir", command_dir_->text());
+  settings.setValue("launch/commandEnvironment", command_env_->toPlainText());
   settings.setValue("launch/watchSession", watch_session_->text());
   LaunchSpec s;
   try {
@@ -380,6 +385,7 @@ void LaunchPage::restoreSettings() {
     if (!hostfile_->openFile(hostfile)) hostfile_->setPath(hostfile);
   command_->setText(settings.value("launch/command").toString());
   command_dir_->setText(settings.value("launch/commandDir").toString());
+  command_env_->setPlainText(settings.value("launch/commandEnvironment").toString());
   watch_session_->setText(settings.value("launch/watchSession", default_session).toString());
   setOwnCommand(settings.value("launch/ownCommand", false).toBool());
 }

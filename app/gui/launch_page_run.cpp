@@ -35,9 +35,11 @@ QString preformatted(const QString& text) {
 }
 
 /// A run without a step count of its own (a watched command) ends its busy bar at the steps it made.
+/// None at all reads "no steps recorded", not "step 0 of 1" (a command that never started).
 void end_progress_at(QProgressBar* progress, std::int64_t last_step) {
   progress->setRange(0, static_cast<int>(std::max<std::int64_t>(1, last_step)));
   progress->setValue(static_cast<int>(std::max<std::int64_t>(0, last_step)));
+  progress->setFormat(last_step < 0 ? QObject::tr("no steps recorded") : QObject::tr("step %v of %m"));
 }
 
 }  // namespace
@@ -101,16 +103,20 @@ void LaunchPage::resetWatchSide(int world_size, int steps) {
   plots_->setRunKind(ownCommand() ? LivePlots::RunKind::Watched : LivePlots::RunKind::Engine);
   progress_->setRange(0, steps);  // 0..0: a busy bar, for a command whose step count is its own
   progress_->setValue(0);
+  progress_->setFormat(tr("step %v of %m"));
   eta_->clear();
   open_session_->setEnabled(false);
 }
 
-bool LaunchPage::startCli(const std::vector<std::string>& args, int world_size, const QString& working_dir) {
-  QStringList qargs;
+bool LaunchPage::startCli(const std::vector<std::string>& args, int world_size, const QString& working_dir,
+                          const std::vector<std::string>& environment) {
+  QStringList qargs, qenv;
   for (const auto& a : args) qargs << QString::fromStdString(a);
+  for (const auto& e : environment) qenv << QString::fromStdString(e);
   const QString program = shardscope_cli_path();
-  console_->append({-1, LineLevel::kInfo, shell_command(program.toStdString(), args), {}});
-  if (!runner_->start(program, qargs, world_size, working_dir)) {
+  const std::string command = shell_command(program.toStdString(), args);
+  console_->append({-1, LineLevel::kInfo, environment.empty() ? command : shell_command("env", environment) + " " + command, {}});
+  if (!runner_->start(program, qargs, world_size, working_dir, qenv)) {
     showBanner(tr("<b>Cannot start:</b> %1").arg(cli_missing_message(program, runner_->errorText()).toHtmlEscaped()), true);
     return false;
   }
@@ -184,7 +190,11 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
     const auto* model = console_->model();
     for (int r = model->rowCount() - 1; r >= 0 && last.size() < 6; --r)
       if (!model->index(r).data(RankLogModel::kSummaryRole).toBool()) last.prepend(model->index(r).data().toString());
-    showBanner((watching_ ? tr("<b>Your command failed</b> (exit code %1):%2") : tr("<b>The launch failed</b> (exit code %1):%2"))
+    // Watch refusing to start the command (not on PATH, no config among its arguments) is not the command failing.
+    const bool refused = watching_ && session_uid_.isEmpty() && exit_code == 2;
+    showBanner((refused     ? tr("<b>shardscope watch did not start your command</b> (exit code %1):%2")
+                : watching_ ? tr("<b>Your command failed</b> (exit code %1):%2")
+                            : tr("<b>The launch failed</b> (exit code %1):%2"))
                    .arg(exit_code)
                    .arg(preformatted(last.join('\n'))),
                true);

@@ -36,7 +36,8 @@ LaunchRunner::LaunchRunner(QObject* parent) : QObject(parent) {
 
 LaunchRunner::~LaunchRunner() { killAll(); }
 
-bool LaunchRunner::start(const QString& program, const QStringList& args, int world_size, const QString& working_dir) {
+bool LaunchRunner::start(const QString& program, const QStringList& args, int world_size, const QString& working_dir,
+                         const QStringList& environment) {
   if (isRunning()) {
     error_ = tr("A run is already going; stop it first.");
     return false;
@@ -52,6 +53,11 @@ bool LaunchRunner::start(const QString& program, const QStringList& args, int wo
   connect(process_, &QProcess::readyReadStandardError, this, [this] { readChannel(QProcess::StandardError); });
   connect(process_, &QProcess::finished, this, &LaunchRunner::onFinished);
   if (!working_dir.isEmpty()) process_->setWorkingDirectory(working_dir);
+  if (!environment.isEmpty()) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const QString& entry : environment) env.insert(entry.section('=', 0, 0), entry.section('=', 1));
+    process_->setProcessEnvironment(env);
+  }
   process_->start(program, args);
   if (!process_->waitForStarted(10000)) {
     error_ = process_->errorString();  // the page says where the CLI was looked for

@@ -22,9 +22,10 @@ class LaunchRunner : public QObject {
   explicit LaunchRunner(QObject* parent = nullptr);
   ~LaunchRunner() override;
 
-  /// Starts `program args` (in `working_dir` when given); false when a run is already going or it
-  /// cannot start (errorText: why).
-  bool start(const QString& program, const QStringList& args, int world_size, const QString& working_dir = {});
+  /// Starts `program args` (in `working_dir` when given, with the KEY=VALUE `environment` added to
+  /// the GUI's own); false when a run is already going or it cannot start (errorText: why).
+  bool start(const QString& program, const QStringList& args, int world_size, const QString& working_dir = {},
+             const QStringList& environment = {});
   bool isRunning() const;
   /// SIGTERM now, SIGKILL after `grace_ms` if the launcher has not exited.
   void stop(int grace_ms = 8000);

@@ -5,6 +5,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "app/gui/cli_locator.hpp"
 #include "configs/shell_words.hpp"
 
 namespace shardscope::gui {
@@ -12,11 +13,20 @@ namespace {
 
 constexpr const char* kLauncherPrefix = "shardscope launch: ";
 constexpr const char* kWatchPrefix = "shardscope watch: ";
+// The CLI's own refusal of its flags before it runs anything (command_edge.cpp prints UsageError so):
+// "shardscope: watch: 'deepspeed' is not an executable on PATH; ...". A one-rank run's lines have
+// no prefix, and its rank's own errors read "shardscope: error: ...": only the command's name says
+// the line is the launcher's or watch's.
+constexpr const char* kCliWatchPrefix = "shardscope: watch: ";
+constexpr const char* kCliLaunchPrefix = "shardscope: launch: ";
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 /// The launcher's (or the watcher's) own line: not a rank's output.
-bool is_launcher_line(const std::string& line) { return starts_with(line, kLauncherPrefix) || starts_with(line, kWatchPrefix); }
+bool is_launcher_line(const std::string& line) {
+  return starts_with(line, kLauncherPrefix) || starts_with(line, kWatchPrefix) || starts_with(line, kCliWatchPrefix) ||
+         starts_with(line, kCliLaunchPrefix);
+}
 
 std::string without_launcher_prefix(const std::string& line) {
   if (starts_with(line, kLauncherPrefix)) return line.substr(std::string(kLauncherPrefix).size());
@@ -121,6 +131,30 @@ std::vector<std::string> watch_arguments(const WatchSpec& s) {
   return a;
 }
 
+std::vector<std::string> parse_environment_lines(const std::string& text) {
+  static const std::regex kEntry(R"(^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$)");
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (int line = 1; start <= text.size(); ++line) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string entry = text.substr(start, end - start);
+    start = end + 1;
+    if (!entry.empty() && entry.back() == '\r') entry.pop_back();
+    const auto first = entry.find_first_not_of(" \t");
+    if (first == std::string::npos || entry[first] == '#') continue;
+    std::smatch m;
+    require(std::regex_match(entry, m, kEntry), "Environment: line " + std::to_string(line) + " '" + entry +
+                                                    "' is not KEY=VALUE (e.g. NCCL_DEBUG=INFO; a name of letters, digits and _)");
+    out.push_back(m[1].str() + "=" + m[2].str());
+  }
+  return out;
+}
+
+std::string watch_command_line(const WatchSpec& spec) {
+  const std::string watch = shell_command("shardscope", watch_arguments(spec));
+  return spec.environment.empty() ? watch : shell_command("env", spec.environment) + " " + watch;
+}
+
 std::vector<std::string> train_arguments(const LaunchSpec& s) {
   require(!s.config_path.empty(), "Config: choose a DeepSpeed config file or use the Config Editor's document");
   require(s.steps >= 1, "Steps: at least 1");
@@ -145,7 +179,8 @@ std::vector<std::string> train_arguments(const LaunchSpec& s) {
   a.insert(a.end(), {"--data", s.data.empty() ? "synthetic" : s.data, "--steps", std::to_string(s.steps)});
   if (s.seed > 0) a.insert(a.end(), {"--seed", std::to_string(s.seed)});
   if (!s.save_dir.empty()) a.insert(a.end(), {"--save", s.save_dir});
-  if (s.save_every > 0) a.insert(a.end(), {"--save-every", std::to_string(s.save_every)});
+  // Without a folder there is nothing to save into: the field is disabled then, and never passed.
+  if (s.save_every > 0 && !s.save_dir.empty()) a.insert(a.end(), {"--save-every", std::to_string(s.save_every)});
   if (!s.load_dir.empty()) a.insert(a.end(), {"--load", s.load_dir});
   if (s.profile_start > 0)
     a.insert(a.end(), {"--profile-steps", std::to_string(s.profile_start) + ":" + std::to_string(s.profile_count)});
@@ -196,7 +231,7 @@ ConsoleLine parse_console_line(const std::string& line, bool from_stderr, int si
 ConsoleLine ConsoleReader::read(const std::string& line, bool from_stderr) {
   // On stdout a launcher's own line comes only as the header of its closing summary (its other
   // messages go to stderr): the lines after it are the summary, taken as they are.
-  if (!from_stderr && is_launcher_line(line)) in_summary_ = true;
+  if (!from_stderr && (starts_with(line, kLauncherPrefix) || starts_with(line, kWatchPrefix))) in_summary_ = true;
   if (from_stderr || !in_summary_) return parse_console_line(line, from_stderr, single_rank_);
   ConsoleLine out;
   out.level = level_of(line, from_stderr);

@@ -71,7 +71,15 @@ struct WatchSpec {
   std::string name;                  ///< --name; empty = the config file's name
   std::string working_dir;           ///< where the command runs; empty = the GUI's own
   int grace_s = 5;                   ///< --grace: SIGTERM to SIGKILL of the command (below the GUI's own grace)
+  std::vector<std::string> environment;  ///< KEY=VALUE set for watch and so for the command (`env K=V shardscope watch ...`)
 };
+
+/// Lines of KEY=VALUE (blank lines and `#` comments skipped, `export ` allowed) as environment
+/// entries; throws std::invalid_argument naming the line when one is not KEY=VALUE with a shell name.
+std::vector<std::string> parse_environment_lines(const std::string& text);
+
+/// The watch command line a terminal runs: `env K=V ... shardscope watch ...` with the environment.
+std::string watch_command_line(const WatchSpec& spec);
 
 /// `watch --db F [--name N] --grace S -- <command>`; throws std::invalid_argument naming the field.
 std::vector<std::string> watch_arguments(const WatchSpec& spec);

@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -99,10 +100,17 @@ PreflightPanel::PreflightPanel(std::function<std::vector<std::string>()> argumen
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  // Under a short tab (a 1366x768 window's logs pane) the table and a long summary cannot both
+  // have their height: the summary scrolls rather than lose its last lines (each host's fix).
+  auto* summary_scroll = new QScrollArea;
+  summary_scroll->setWidget(summary_);
+  summary_scroll->setWidgetResizable(true);
+  summary_scroll->setFrameShape(QFrame::NoFrame);
+  summary_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(table_);
-  layout->addWidget(summary_);
+  layout->addWidget(table_, 1);
+  layout->addWidget(summary_scroll);
   connect(button_, &QPushButton::clicked, this, &PreflightPanel::run);
 }
 

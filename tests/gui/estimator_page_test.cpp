@@ -192,6 +192,27 @@ class EstimatorPageTest : public QObject {
     }
   }
 
+  // A parameter count alone has no shape for activations: the CLI's table prints "?", the page
+  // printed "0.00" (a number a reader would add up).
+  void uncountedActivationsReadAsTheClisQuestionMark() {
+    est::EstimateRequest r;
+    r.params = 7e9;
+    r.gpu = "H100-80GB";
+    const EstimatorView view = compute_estimator_view(r);
+    QVERIFY2(view.error.empty(), view.error.c_str());
+    QVERIFY(view.estimate && !view.estimate->activations.available);
+    EstimatorTableModel model;
+    model.setView(view);
+    QVERIFY(model.rowCount() > 0);
+    for (int row = 0; row < model.rowCount(); ++row) {
+      const QModelIndex cell = model.index(row, EstimatorTableModel::kActivations);
+      QCOMPARE(cell.data().toString(), QString("?"));
+      QVERIFY(cell.data(Qt::ToolTipRole).toString().startsWith("activations not counted: "));
+    }
+    const std::string text = est::format_estimate_text(*view.estimate, false);  // the CLI's table, for the same request
+    QVERIFY2(text.find("?") != std::string::npos, text.c_str());
+  }
+
   void requestedPlanIsMarked() {
     est::EstimateRequest r;
     r.params = 7e9;

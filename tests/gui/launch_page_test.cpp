@@ -117,6 +117,11 @@ class LaunchPageTest : public QObject {
     QVERIFY(has(train, "--profile-steps", "3:2") && has(train, "--kv-heads", "1") && has(train, "--seed", "7"));
     QVERIFY(std::find(train.begin(), train.end(), "--activation-checkpointing") != train.end());
     QCOMPARE(std::vector<std::string>(train.end() - 4, train.end()), s.extra_train_args);
+    // Every K steps saves into the folder: with the folder cleared --save-every means nothing and is not passed.
+    s.save_dir.clear();
+    const auto no_folder = train_arguments(s);
+    QVERIFY(std::find(no_folder.begin(), no_folder.end(), "--save-every") == no_folder.end());
+    s.save_dir = "/tmp/ckpt";
     s.overrides = {"no_equals_sign"};
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, launch_arguments(s));
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, split_shell_words("--name 'unclosed"));
@@ -135,6 +140,9 @@ class LaunchPageTest : public QObject {
     QCOMPARE(parse_console_line("[WARNING] [config.py:733] gradient_clipping", false, 0).level, LineLevel::kWarning);
     QCOMPARE(parse_console_line("shardscope launch: starting", false, 0).rank, -1);
     QCOMPARE(parse_console_line("step 5 loss 3.2", false, 0).rank, 0);  // one rank: no prefix
+    // The CLI refusing its own flags is the launcher's line, a one-rank run's rank error is rank 0's.
+    QCOMPARE(parse_console_line("shardscope: watch: 'deepspeed' is not an executable on PATH", true, 0).rank, -1);
+    QCOMPARE(parse_console_line("shardscope: error: /x.bin: cannot open", true, 0).rank, 0);
     LaunchFacts facts;
     read_launcher_line("shardscope launch: starting 2 rank(s) on localhost (CPU), MASTER_ADDR=127.0.0.1 "
                        "MASTER_PORT=29500, session 63af905c41fab76d in l.db", facts);
@@ -150,6 +158,21 @@ class LaunchPageTest : public QObject {
 
   // Under watch the supervisor speaks of the user's command, no rank: its lines are ShardScope's own
   // (the console's [launch] lines, not rank 0's output) and name no rank or pid for Stop to signal.
+  // The form: "Save every" follows "Save to" (cleared, it is disabled and passes nothing).
+  void saveEveryFollowsTheSaveFolder() {
+    LaunchPage page;
+    LaunchSpec s = tinySpec("/tmp/s.db", 7, "run");
+    s.save_dir = "/tmp/ckpt";
+    s.save_every = 5;
+    page.setSpec(s);
+    QCOMPARE(page.spec().save_every, 5);
+    QVERIFY(page.cliTwin()->text().contains("--save-every 5"));
+    s.save_dir.clear();
+    page.setSpec(s);
+    QCOMPARE(page.spec().save_every, 0);
+    QVERIFY2(!page.cliTwin()->text().contains("--save-every"), qPrintable(page.cliTwin()->text()));
+  }
+
   void watchsSupervisorLinesAreItsOwnAndNameNoRank() {
     for (const char* line : {"shardscope watch: the command (pid 4121) exited with code 1",
                              "shardscope watch: received SIGTERM: forwarding it to the command; it gets SIGKILL if "

@@ -2,7 +2,9 @@
 // which writes csv_monitor files as DeepSpeed's csvMonitor does) run under `shardscope watch`; the
 // live curves hold exactly what it wrote, the console tells the command's lines from watch's closing
 // summary, the user's config stays as it was, the session is in the file, a failed command's banner
-// quotes the command, and Stop ends watch, the command and the command's own child.
+// quotes the command, and Stop ends watch, the command and the command's own child; the command
+// gets the environment the page's field sets; a command not on PATH is watch's own refusal (the
+// launcher's line, no step count); the empty charts' hints follow the mode before any run.
 
 #include <QFile>
 #include <QLabel>
@@ -189,6 +191,66 @@ class LaunchWatchTest : public QObject {
     QVERIFY2(banner.contains("unrecognized arguments: --no-such-flag"), qPrintable(banner));
     QVERIFY2(!banner.contains("log warnings / errors") && !banner.contains("the session it recorded"), qPrintable(banner));
     QVERIFY(consoleRow(page, "log warnings / errors").isValid());  // the summary is in the console all the same
+  }
+
+  // "Your own command" had no field for environment variables: KEY=VALUE lines reach the command
+  // (a sitecustomize.py on PYTHONPATH prints what it sees), and the CLI twin is `env ... shardscope watch`.
+  void theEnvironmentFieldReachesTheCommand() {
+    QTemporaryDir site;
+    QFile custom(site.filePath("sitecustomize.py"));
+    QVERIFY(custom.open(QIODevice::WriteOnly));
+    custom.write("import os, sys\nprint('sitecustomize sees SHARDSCOPE_TEST_VAR=' + os.environ.get('SHARDSCOPE_TEST_VAR', '(unset)'), flush=True)\n");
+    custom.close();
+    WatchSpec w = fakeRun(dir_.filePath("environment.db"), {"--steps", "1"});
+    w.environment = parse_environment_lines("# for the test\nPYTHONPATH=" + site.path().toStdString() +
+                                            "\n\nexport SHARDSCOPE_TEST_VAR=hello world\n");
+    QCOMPARE(w.environment, (std::vector<std::string>{"PYTHONPATH=" + site.path().toStdString(), "SHARDSCOPE_TEST_VAR=hello world"}));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parse_environment_lines("A=1\nnot an assignment\n"));
+    try {
+      parse_environment_lines("A=1\n2BAD=x");
+    } catch (const std::invalid_argument& e) {
+      QVERIFY2(QString(e.what()).startsWith("Environment: line 2 '2BAD=x'"), e.what());
+    }
+    LaunchPage page;
+    page.setOwnCommand(true);
+    page.setWatchSpec(w);
+    QCOMPARE(page.watchSpec().environment, w.environment);
+    QVERIFY2(page.cliTwin()->text().startsWith("env PYTHONPATH=") && page.cliTwin()->text().contains("'SHARDSCOPE_TEST_VAR=hello world' shardscope watch"),
+             qPrintable(page.cliTwin()->text()));
+    QSignalSpy finished(&page, &LaunchPage::runFinished);
+    page.start();
+    QVERIFY(finished.wait(30000));
+    QVERIFY2(consoleRow(page, "sitecustomize sees SHARDSCOPE_TEST_VAR=hello world").isValid(), "the command did not get the variable");
+  }
+
+  // watch's own refusal ("shardscope: watch: 'x' is not an executable on PATH") was shown as rank 0's
+  // output under "step 0 of 1".
+  void aCommandNotOnPathIsWatchsOwnRefusal() {
+    LaunchPage page;
+    page.setOwnCommand(true);
+    WatchSpec w = fakeRun(dir_.filePath("missing.db"), {});
+    w.command.front() = "no-such-deepspeed-4711";
+    page.setWatchSpec(w);
+    QSignalSpy finished(&page, &LaunchPage::runFinished);
+    page.start();
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(finished.first().first().toInt(), 2);
+    const QModelIndex row = consoleRow(page, "is not an executable on PATH");
+    QVERIFY(row.isValid());
+    QCOMPARE(row.data(RankLogModel::kRankRole).toInt(), -1);  // the launcher's, "[launch]"
+    QVERIFY2(page.banner()->text().contains("did not start your command"), qPrintable(page.banner()->text()));
+    QCOMPARE(page.progress()->text(), QString("no steps recorded"));
+  }
+
+  // The empty charts' hints are the chosen mode's before a run starts, not the last mode's.
+  void theChartHintsFollowTheMode() {
+    LaunchPage page;
+    page.setOwnCommand(false);
+    QVERIFY(!page.plots()->emptyNote("tokens_per_s").contains("steps_per_print"));
+    page.setOwnCommand(true);
+    QVERIFY2(page.plots()->emptyNote("tokens_per_s").contains("steps_per_print"), qPrintable(page.plots()->emptyNote("tokens_per_s")));
+    page.setOwnCommand(false);
+    QVERIFY(!page.plots()->emptyNote("tokens_per_s").contains("steps_per_print"));
   }
 
   void stopEndsTheWholeTree() {
