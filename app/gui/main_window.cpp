@@ -11,15 +11,15 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 
-#include "app/gui/config_editor_page.hpp"
-#include "app/gui/environment_page.hpp"
-#include "app/gui/code_editor.hpp"
-#include "app/gui/estimator_page.hpp"
-#include "app/gui/file_kinds.hpp"
-#include "app/gui/import_dialog.hpp"
-#include "app/gui/keyboard_shortcuts.hpp"
-#include "app/gui/launch_page.hpp"
-#include "app/gui/sessions_page.hpp"
+#include "app/gui/config_editor/config_editor_page.hpp"
+#include "app/gui/environment/environment_page.hpp"
+#include "app/gui/common/code_editor.hpp"
+#include "app/gui/estimator/estimator_page.hpp"
+#include "app/gui/common/file_kinds.hpp"
+#include "app/gui/sessions/import_dialog.hpp"
+#include "app/gui/common/keyboard_shortcuts.hpp"
+#include "app/gui/launch/launch_page.hpp"
+#include "app/gui/sessions/sessions_page.hpp"
 #include "sessions/build_info.hpp"
 
 namespace shardscope::gui {

@@ -33,15 +33,15 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "app/gui/code_editor.hpp"
-#include "app/gui/config_editor_page.hpp"
-#include "app/gui/estimator_page.hpp"
-#include "app/gui/hostfile_editor.hpp"
-#include "app/gui/launch_page.hpp"
+#include "app/gui/common/code_editor.hpp"
+#include "app/gui/config_editor/config_editor_page.hpp"
+#include "app/gui/estimator/estimator_page.hpp"
+#include "app/gui/launch/hostfile_editor.hpp"
+#include "app/gui/launch/launch_page.hpp"
 #include "app/gui/main_window.hpp"
-#include "app/gui/preflight_panel.hpp"
-#include "app/gui/profile_view.hpp"
-#include "app/gui/sessions_page.hpp"
+#include "app/gui/launch/preflight_panel.hpp"
+#include "app/gui/profile/profile_view.hpp"
+#include "app/gui/sessions/sessions_page.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 

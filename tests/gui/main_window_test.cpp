@@ -24,20 +24,20 @@
 #include <QTest>
 #include <QTimer>
 
-#include "app/gui/cli_locator.hpp"
-#include "app/gui/config_editor_page.hpp"
-#include "app/gui/environment_page.hpp"
-#include "app/gui/estimator_page.hpp"
-#include "app/gui/import_dialog.hpp"
-#include "app/gui/keyboard_shortcuts.hpp"
-#include "app/gui/code_editor.hpp"
-#include "app/gui/launch_page.hpp"
-#include "app/gui/launch_runner.hpp"
-#include "app/gui/profile_view.hpp"
+#include "app/gui/common/cli_locator.hpp"
+#include "app/gui/config_editor/config_editor_page.hpp"
+#include "app/gui/environment/environment_page.hpp"
+#include "app/gui/estimator/estimator_page.hpp"
+#include "app/gui/sessions/import_dialog.hpp"
+#include "app/gui/common/keyboard_shortcuts.hpp"
+#include "app/gui/common/code_editor.hpp"
+#include "app/gui/launch/launch_page.hpp"
+#include "app/gui/launch/launch_runner.hpp"
+#include "app/gui/profile/profile_view.hpp"
 #include "app/gui/main_window.hpp"
-#include "app/gui/sessions_page.hpp"
-#include "app/gui/session_catalog_model.hpp"
-#include "tests/gui/session_test_data.hpp"
+#include "app/gui/sessions/sessions_page.hpp"
+#include "app/gui/sessions/session_catalog_model.hpp"
+#include "tests/gui/common/session_test_data.hpp"
 #include "tests/process_helpers.hpp"
 
 using namespace shardscope::gui;

@@ -13,19 +13,19 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "app/gui/environment_page.hpp"
-#include "app/gui/estimator_page.hpp"
-#include "app/gui/hostfile_editor.hpp"
-#include "app/gui/launch_page.hpp"
-#include "app/gui/live_plots.hpp"
+#include "app/gui/environment/environment_page.hpp"
+#include "app/gui/estimator/estimator_page.hpp"
+#include "app/gui/launch/hostfile_editor.hpp"
+#include "app/gui/launch/launch_page.hpp"
+#include "app/gui/launch/live_plots.hpp"
 #include "app/gui/main_window.hpp"
-#include "app/gui/preflight_panel.hpp"
-#include "app/gui/profile_view.hpp"
-#include "app/gui/session_catalog_model.hpp"
-#include "app/gui/sessions_page.hpp"
+#include "app/gui/launch/preflight_panel.hpp"
+#include "app/gui/profile/profile_view.hpp"
+#include "app/gui/sessions/session_catalog_model.hpp"
+#include "app/gui/sessions/sessions_page.hpp"
 #include "estimator/estimate_request.hpp"
-#include "tests/gui/chart_checks.hpp"
-#include "tests/gui/session_test_data.hpp"
+#include "tests/gui/common/chart_checks.hpp"
+#include "tests/gui/common/session_test_data.hpp"
 
 using namespace shardscope::gui;
 namespace ss = shardscope::sessions;
