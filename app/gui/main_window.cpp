@@ -11,14 +11,15 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 
-#include "app/gui/config_editor_page.hpp"
-#include "app/gui/environment_page.hpp"
-#include "app/gui/code_editor.hpp"
-#include "app/gui/estimator_page.hpp"
-#include "app/gui/file_kinds.hpp"
-#include "app/gui/import_dialog.hpp"
-#include "app/gui/launch_page.hpp"
-#include "app/gui/sessions_page.hpp"
+#include "app/gui/config_editor/config_editor_page.hpp"
+#include "app/gui/environment/environment_page.hpp"
+#include "app/gui/common/code_editor.hpp"
+#include "app/gui/estimator/estimator_page.hpp"
+#include "app/gui/common/file_kinds.hpp"
+#include "app/gui/sessions/import_dialog.hpp"
+#include "app/gui/common/keyboard_shortcuts.hpp"
+#include "app/gui/launch/launch_page.hpp"
+#include "app/gui/sessions/sessions_page.hpp"
 #include "sessions/build_info.hpp"
 
 namespace shardscope::gui {
@@ -91,7 +92,7 @@ void MainWindow::addPage(QWidget* page, const QString& title, const QString& too
   // Ctrl+1, Ctrl+2, ... switch pages, as in most tabbed desktop tools.
   const int index = page_list_->count() - 1;
   auto* action = new QAction(title, this);
-  action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + index)));
+  action->setShortcuts(shortcut_keys(tr("Page %1").arg(index + 1)));
   connect(action, &QAction::triggered, this, [this, index] { page_list_->setCurrentRow(index); });
   addAction(action);
 }
@@ -112,18 +113,16 @@ void MainWindow::createMenus() {
   QAction* import = file->addAction(tr("&Import DeepSpeed run\u2026"), this, &MainWindow::showImportDialog);
   import->setToolTip(tr("A DeepSpeed run's csv_monitor/TensorBoard folder, logs, config and traces as a session "
                         "(shardscope sessions import)"));
-  import->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
+  import->setShortcuts(shortcut_keys(tr("Import DeepSpeed run")));
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-  // Ctrl+Q on every platform (the standard Quit key has no binding in some key schemes).
-  QList<QKeySequence> quit_keys = QKeySequence::keyBindings(QKeySequence::Quit);
-  if (!quit_keys.contains(QKeySequence(Qt::CTRL | Qt::Key_Q))) quit_keys << QKeySequence(Qt::CTRL | Qt::Key_Q);
-  quit->setShortcuts(quit_keys);
+  quit->setShortcuts(shortcut_keys(tr("Quit")));  // Ctrl+Q: QKeySequence::Quit is empty in some key schemes
   QMenu* view = menuBar()->addMenu(tr("&View"));
   QAction* refresh = view->addAction(tr("&Refresh environment report"), environment_page_,
                                      &EnvironmentPage::refresh);
-  refresh->setShortcut(QKeySequence::Refresh);
+  refresh->setShortcuts(shortcut_keys(tr("Refresh environment report")));  // F5 (GNOME's Refresh adds Ctrl+R: Start)
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard shortcuts"), this, [this] { showShortcuts(); });
   help->addAction(tr("&About ShardScope"), this, [this] {
     const auto& b = sessions::build_info();
     QMessageBox::about(this, tr("About ShardScope"),
@@ -181,6 +180,12 @@ QStringList MainWindow::openPaths(const QStringList& paths) {
   }
   if (!errors.isEmpty()) statusBar()->showMessage(errors.join("; "), 15000);
   return errors;
+}
+
+QDialog* MainWindow::showShortcuts() {
+  QDialog* dialog = make_shortcuts_dialog(this);
+  dialog->show();
+  return dialog;
 }
 
 ImportDialog* MainWindow::showImportDialog() {

@@ -5,6 +5,7 @@
 
 #include <QMainWindow>
 
+class QDialog;
 class QListWidget;
 class QStackedWidget;
 
@@ -33,6 +34,8 @@ class MainWindow : public QMainWindow {
   QStringList openPaths(const QStringList& paths);
   /// File > Import...: the import dialog, its session file the Sessions page's first open file.
   ImportDialog* showImportDialog();
+  /// Help > Keyboard shortcuts: every shortcut of the window (keyboard_shortcuts.hpp), in a dialog.
+  QDialog* showShortcuts();
 
   /// The size a new window gets (1200 x 800, less on a smaller screen).
   static QSize defaultSize();

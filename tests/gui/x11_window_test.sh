@@ -6,6 +6,7 @@
 #   - the window and its minimum size fit the screen, and a saved geometry never outgrows it;
 #   - Ctrl+Q while the Environment report is still loading exits with status 0 (it segfaulted)
 #     and leaves no child process behind;
+#   - Ctrl+Shift+S (Save As) opens the Save dialog under openbox, not only under GNOME or KDE;
 #   - a failed launch whose message is one 3,000-character line does not widen the window.
 # Usage: x11_window_test.sh SHARDSCOPE_GUI SHARDSCOPE_CLI SOURCE_DIR. Exit 77 (skip) without the tools.
 set -uo pipefail
@@ -130,6 +131,26 @@ check_screen() {  # SIZE
   ((status == 0)) || fail "Ctrl+Q while the report loads: exit status $status (139 = segfault)"
   sleep 0.2
   pgrep -f "sleep 60.125" >/dev/null && fail "the report's child process outlived the window"
+
+  # Save As is Ctrl+Shift+S under openbox too: Qt's QKeySequence::SaveAs is empty outside GNOME and
+  # KDE, and the key did nothing. The file dialog appears, Escape closes it.
+  run_gui "$home" "$WORK/slow_cli"
+  pid=$GUI_PID
+  id=$(window_of "$pid")
+  key_to "$id" ctrl+3
+  sleep 0.3
+  key_to "$id" ctrl+shift+s
+  local dialog=""
+  for _ in $(seq 60); do
+    dialog=$(xdotool search --onlyvisible --pid "$pid" --name '^Save DeepSpeed config$' 2>/dev/null | head -1)
+    [[ -n "$dialog" ]] && break
+    sleep 0.05
+  done
+  [[ -n "$dialog" ]] || fail "Ctrl+Shift+S on the Config Editor opened no Save dialog"
+  [[ -n "$dialog" ]] && key_to "$dialog" Escape
+  sleep 0.3
+  key_to "$id" ctrl+q
+  wait_exit "$pid" 10 || fail "quit after Save As: exit status $?"
 
   # A failed launch with a 3,000-character line: the window keeps its width.
   run_gui "$home" "$WORK/failing_cli"

@@ -1,0 +1,154 @@
+#pragma once
+// The Sessions & Compare page: open session files (dialog, drag and drop, recent files), filter
+// the sessions of all of them, rename, tag or delete them (right-click), select 2 to 8 to compare
+// (curves overlaid with smoothing and log scale, summary deltas against the first, run, config
+// and environment diffs, step-time breakdown) or one to see it alone, and one to profile; Import...
+// opens File > Import. Every query runs on a worker thread (the curves: sessions_page_curves.cpp).
+// CLI twins: `shardscope sessions list|compare|show --profile|rename|tag|delete|import --db FILE`.
+
+#include <memory>
+
+#include <QFutureWatcher>
+#include <QWidget>
+
+#include "app/gui/sessions/compare_data.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QSpinBox;
+class QTabWidget;
+class QTableView;
+
+namespace shardscope::gui {
+
+class DiffTableModel;
+class ProfileView;
+class SessionCatalogModel;
+class SessionFilterProxy;
+class SummaryDeltaModel;
+
+class SessionsPage : public QWidget {
+  Q_OBJECT
+
+ public:
+  /// The widest a column of the Run, Config and Environment diffs gets (px); longer values elide.
+  static constexpr int kDiffColumnMaxWidth = 480;
+
+  explicit SessionsPage(QWidget* parent = nullptr);
+  ~SessionsPage() override;
+
+  /// Adds session files (remembered as recent) and reloads the list.
+  void openFiles(const QStringList& paths);
+  /// The open files, in order.
+  QStringList files() const { return files_; }
+  /// Re-reads every open file's sessions (a running session's steps and status change).
+  void refresh();
+  /// Compares these sessions (1 to 8, the first is the baseline; one is shown alone).
+  void compare(const std::vector<SessionRef>& sessions);
+  /// Compares the sessions selected in the list, in list order.
+  void compareSelected();
+  /// Shows the profiled window of the selected session (or of `session`).
+  void profileSelected();
+  void profile(const SessionRef& session);
+  /// Opens `file` if needed and selects session `uid` in the list once it is loaded.
+  void revealSession(const QString& file, const QString& uid);
+  /// Selects rows of the filtered list whose session name is in `names`.
+  void selectByName(const QStringList& names);
+  /// Renames, tags or deletes sessions (the sessions library on their files), then reloads the list;
+  /// returns "" or the error, and reports the CLI twin in the status bar.
+  QString renameSession(const SessionRef& session, const QString& name);
+  QString tagSession(const SessionRef& session, const QStringList& add, const QStringList& remove);
+  QString deleteSessions(const std::vector<SessionRef>& sessions);
+  /// Writes the sessions' tables (steps, timers, series, logs...) as CSV into `directory`, as
+  /// `shardscope sessions export ... --csv DIR` does; returns "" or the error (sessions of one file).
+  QString exportSessions(const std::vector<SessionRef>& sessions, const QString& directory);
+
+  SessionCatalogModel* catalogModel() const { return catalog_; }
+  SessionFilterProxy* filterProxy() const { return proxy_; }
+  QLineEdit* filterField() const { return filter_; }
+  SummaryDeltaModel* summaryModel() const { return summary_model_; }
+  DiffTableModel* configDiffModel() const { return config_model_; }
+  DiffTableModel* environmentDiffModel() const { return environment_model_; }
+  DiffTableModel* runDiffModel() const { return run_model_; }
+  ProfileView* profileView() const { return profile_view_; }
+  const Comparison& comparison() const { return comparison_; }
+  const std::vector<PlotCurve>& plotCurves() const { return plot_curves_; }
+  /// The chart of a metric ("loss", "step_time_ms", ...), or null.
+  QCustomPlot* chart(const std::string& metric) const;
+  void setSmoothing(const sessions::Smoothing& smoothing);
+  void setLogScale(bool on);
+  /// Shows a tab by title ("Curves", "Summary", "Run", "Config diff", "Environment", "Breakdown", "Profile").
+  void showTab(const QString& title);
+
+ signals:
+  void catalogLoaded();
+  void comparisonReady();
+  void curvesDrawn();
+  void statusMessage(const QString& message);
+  /// The toolbar's Import... was clicked: the window opens File > Import's dialog.
+  void importRequested();
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  QWidget* buildToolbar();
+  QWidget* buildList();
+  QWidget* buildCurvesTab();
+  QWidget* buildCurveOptions();
+  QWidget* buildDiffTab(DiffTableModel* model, const QString& name);
+  QWidget* buildSummaryTab();
+  void chooseFiles();
+  void showListMenu(const QPoint& pos);
+  void askRename(const SessionRef& session);
+  void askTags(const SessionRef& session);
+  void askDelete(const std::vector<SessionRef>& sessions);
+  void askExport(const std::vector<SessionRef>& sessions);
+  QString uidOf(const SessionRef& session) const;
+  void updateRecentMenu();
+  void onCatalogLoaded();
+  void onComparisonReady();
+  void replot();
+  void drawCurves();
+  sessions::Smoothing smoothing() const;
+  void saveSettings() const;
+  std::vector<SessionRef> selectedRefs() const;
+
+  QStringList files_;
+  SessionCatalogModel* catalog_ = nullptr;
+  SessionFilterProxy* proxy_ = nullptr;
+  QTableView* list_ = nullptr;
+  QLineEdit* filter_ = nullptr;
+  QComboBox* status_filter_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QLabel* compare_header_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  std::vector<std::pair<std::string, QCustomPlot*>> charts_;
+  QCustomPlot* breakdown_chart_ = nullptr;
+  QComboBox* smoothing_kind_ = nullptr;
+  QDoubleSpinBox* smoothing_weight_ = nullptr;
+  QSpinBox* smoothing_window_ = nullptr;
+  QCheckBox* log_scale_ = nullptr;
+  QCheckBox* show_raw_ = nullptr;
+  QSpinBox* warmup_ = nullptr;
+  SummaryDeltaModel* summary_model_ = nullptr;
+  DiffTableModel* config_model_ = nullptr;
+  DiffTableModel* environment_model_ = nullptr;
+  DiffTableModel* run_model_ = nullptr;
+  ProfileView* profile_view_ = nullptr;
+  QFutureWatcher<Catalog>* catalog_watcher_ = nullptr;
+  QFutureWatcher<Comparison>* compare_watcher_ = nullptr;
+  QFutureWatcher<std::vector<PlotCurve>>* plot_watcher_ = nullptr;
+  bool replot_pending_ = false;
+  QString reveal_uid_;
+  Comparison comparison_;
+  std::vector<PlotCurve> plot_curves_;
+};
+
+}  // namespace shardscope::gui
