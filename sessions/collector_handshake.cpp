@@ -44,7 +44,7 @@ bool read_exact(int fd, char* out, std::size_t size, Clock::time_point deadline,
     const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0)
-      throw CollectorUnreachableError("the collector at " + where + " did not answer in time while " + step);
+      throw CollectorBusyError("the collector at " + where + " did not answer in time while " + step);
     const ssize_t n = ::recv(fd, out + got, size - got, 0);
     if (n == 0) return false;
     if (n < 0) {
@@ -90,7 +90,7 @@ void send_all(int fd, const std::string& bytes, const std::string& where) {
 Challenge expect_challenge(int fd, Clock::time_point deadline, const std::string& where) {
   const auto frame = read_handshake_frame(fd, deadline, where, "waiting for its challenge");
   if (!frame)
-    throw CollectorUnreachableError("the server at " + where + " closed the connection without a challenge: it is "
+    throw CollectorBusyError("the server at " + where + " closed the connection without a challenge: it is "
                                     "not a ShardScope collector of protocol " + std::to_string(kProtocolVersion) +
                                     ", or it is not accepting connections any more");
   const auto* challenge = std::get_if<Challenge>(&*frame);

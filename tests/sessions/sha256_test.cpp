@@ -2,6 +2,7 @@
 // the run secret's file checks.
 #include "sessions/sha256.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,6 +84,24 @@ TEST(RunSecret, IsRandomAndAFileMustBePrivateAndLongEnough) {
   ::setenv(kCollectorSecretVariable, "from-the-launcher", 1);
   EXPECT_EQ(take_secret_from_environment(), "from-the-launcher");
   EXPECT_EQ(std::getenv(kCollectorSecretVariable), nullptr) << "nothing the rank starts may inherit it";
+  EXPECT_FALSE(take_secret_from_environment().has_value());
+}
+
+// Issue 31: a rank's key arrives on a pipe, never in its environment (/proc/<pid>/environ).
+TEST(RunSecret, ARanksKeyIsReadFromItsDescriptorWhichIsThenClosed) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string key = rank_key("run-secret-0123456789abcdef0123456789", 1);
+  ASSERT_EQ(::write(fds[1], key.data(), key.size()), static_cast<ssize_t>(key.size()));
+  ::close(fds[1]);
+  ::setenv(kCollectorKeyFdVariable, std::to_string(fds[0]).c_str(), 1);
+  ::setenv(kCollectorSecretVariable, "ignored-when-a-descriptor-is-named", 1);
+  EXPECT_EQ(take_secret_from_environment(), key);
+  EXPECT_EQ(std::getenv(kCollectorKeyFdVariable), nullptr);
+  EXPECT_EQ(std::getenv(kCollectorSecretVariable), nullptr);
+  EXPECT_EQ(::fcntl(fds[0], F_GETFD), -1) << "the descriptor is closed once read";
+  ::setenv(kCollectorKeyFdVariable, "3x", 1);
+  EXPECT_THROW(take_secret_from_environment(), SessionsError);
   EXPECT_FALSE(take_secret_from_environment().has_value());
 }
 
