@@ -36,8 +36,8 @@ struct CollectorOptions {
   std::size_t max_connections = 4096;        ///< beyond this, new connections wait in the listen backlog
   /// Connections not yet proven, at once. Past it a new connection sheds the oldest unproven one
   /// (a rank answers its challenge in milliseconds; an idle or slow-loris peer is the oldest), or,
-  /// when every unproven one is younger than handshake_grace_ms, is closed itself: connections that
-  /// never prove anything cannot keep a rank waiting in the backlog behind them.
+  /// when every unproven one is younger than handshake_grace_ms, one chosen at random: connections
+  /// that never prove anything cannot keep a rank waiting in the backlog behind them.
   std::size_t max_handshakes = 256;
   std::size_t max_handshakes_per_address = 64;  ///< the same, per peer address (a host's fair share)
   int handshake_grace_ms = 250;              ///< an unproven connection younger than this is not shed

@@ -9,6 +9,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,8 +86,11 @@ struct Collector::Impl {
   // collector_io.cpp
   void io_loop();
   void accept_all();
-  /// Makes room for a new unproven connection from `address`; false when it must be refused.
-  bool make_handshake_room(const std::string& address);
+  /// Makes room for a new unproven connection from `address` by shedding an older unproven one.
+  void make_handshake_room(const std::string& address);
+  /// Closes an unproven connection (of `address`, when not empty) chosen at random.
+  void shed_random_unproven(const std::string& address);
+  std::minstd_rand shed_choice{std::random_device{}()};
   /// Closes the oldest unproven connection (of `address`, when not empty) older than the grace.
   bool shed_oldest_unproven(const std::string& address);
   void read_connection(std::list<CollectorConnection>::iterator it);

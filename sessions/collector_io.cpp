@@ -120,12 +120,30 @@ bool Collector::Impl::shed_oldest_unproven(const std::string& address) {
   return false;
 }
 
-bool Collector::Impl::make_handshake_room(const std::string& address) {
+// When every unproven connection is younger than the grace (a flood that reconnects as fast as it
+// is closed), one of them chosen at random makes room: refusing the newcomer instead would refuse
+// every rank for as long as the flood lasts, while a rank's connection, shed at random, survives
+// the few arrivals of its one round trip with high odds (255/256 each).
+void Collector::Impl::shed_random_unproven(const std::string& address) {
+  std::vector<std::list<CollectorConnection>::iterator> candidates;
+  for (auto it = connections.begin(); it != connections.end(); ++it)
+    if (!it->proven && (address.empty() || it->address == address)) candidates.push_back(it);
+  if (candidates.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++stats.connections_shed;
+  }
+  close_connection(candidates[shed_choice() % candidates.size()],
+                   "had not proven itself when newer connections needed its place; closed", CollectorLogLevel::kInfo,
+                   true);
+}
+
+void Collector::Impl::make_handshake_room(const std::string& address) {
   std::size_t same_address = 0;
   for (const auto& c : connections) same_address += !c.proven && c.address == address;
-  if (same_address >= options.max_handshakes_per_address && !shed_oldest_unproven(address)) return false;
-  if (unproven >= options.max_handshakes && !shed_oldest_unproven("")) return false;
-  return true;
+  if (same_address >= options.max_handshakes_per_address && !shed_oldest_unproven(address))
+    shed_random_unproven(address);
+  if (unproven >= options.max_handshakes && !shed_oldest_unproven("")) shed_random_unproven("");
 }
 
 // Accepts everything waiting: a connection that waits in the listen backlog cannot be told apart
@@ -148,13 +166,7 @@ void Collector::Impl::accept_all() {
     c.fd = fd;
     c.peer = peer_name(address);
     c.address = c.peer.substr(0, c.peer.rfind(':'));
-    if (!make_handshake_room(c.address)) {
-      ::close(fd);  // every unproven connection is younger than the grace: this one waits its turn
-      std::lock_guard<std::mutex> lock(mutex);
-      ++stats.connections_accepted;
-      ++stats.connections_refused;
-      continue;
-    }
+    make_handshake_room(c.address);
     set_keepalive(fd, options);
     c.server_nonce = random_nonce();
     c.accepted_at = CollectorClock::now();
