@@ -81,8 +81,9 @@ bool EnvironmentAllowList::allows(std::string_view name) const {
 }
 
 bool looks_like_credential(std::string_view name) {
-  static const char* const kParts[] = {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"};
-  static const char* const kWords[] = {"PASS", "PAT", "PWD", "PW", "CRED", "CREDS"};
+  static const char* const kParts[] = {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH",
+                                       "COOKIE", "PRIVATE"};
+  static const char* const kWords[] = {"PASS", "PAT", "PWD", "PW", "CRED", "CREDS", "JWT"};
   for (const std::string& word : name_words(name)) {
     if (std::any_of(std::begin(kWords), std::end(kWords), [&](const char* w) { return word == w; })) return true;
     if (std::any_of(std::begin(kParts), std::end(kParts),

@@ -41,8 +41,9 @@ struct EnvironmentAllowList {
   bool allows(std::string_view name) const;
 };
 
-/// Whether `name` reads like a credential: it contains TOKEN, KEY, SECRET, PASSWORD, PASSWD, PASS,
-/// PAT, CREDENTIAL or AUTH as a word or word part, in any case (WANDB_API_KEY, DB_PASS, GITHUB_PAT).
+/// Whether `name` reads like a credential: a word of it contains TOKEN, KEY, SECRET, PASSWORD,
+/// PASSWD, CREDENTIAL, AUTH, COOKIE or PRIVATE, or is PASS, PAT, PWD, PW, CRED, CREDS or JWT, in
+/// any case (WANDB_API_KEY, DB_PASS, GITHUB_PAT, SLURM_JWT).
 bool looks_like_credential(std::string_view name);
 
 /// Whether `value` holds a URL with a password in it ("postgres://user:pw@db/x").

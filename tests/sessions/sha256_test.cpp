@@ -107,7 +107,7 @@ TEST(RunSecret, ARanksKeyIsReadFromItsDescriptorWhichIsThenClosed) {
 
 TEST(Credentials, NamesThatLookLikeCredentialsLoseTheirValues) {
   for (const char* name : {"WANDB_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "my_passwd", "GH_AUTH",
-                           "DB_PASS", "GITHUB_PAT", "MYSQL_PWD", "SHARDSCOPE_COLLECTOR_SECRET"})
+                           "DB_PASS", "GITHUB_PAT", "MYSQL_PWD", "SHARDSCOPE_COLLECTOR_SECRET", "SLURM_JWT"})
     EXPECT_TRUE(looks_like_credential(name)) << name;
   for (const char* name : {"NCCL_DEBUG", "PYTHONPATH", "UCX_TLS", "OMP_NUM_THREADS", "PATH", "LD_LIBRARY_PATH"})
     EXPECT_FALSE(looks_like_credential(name)) << name;
