@@ -147,7 +147,8 @@ HandshakeResult client_handshake(int fd, std::string_view secret, Hello hello, i
                                  const std::string& where) {
   if (secret.empty())
     throw CollectorUnreachableError("no secret to prove this rank belongs to the run reporting to " + where +
-                                    ": " + kCollectorSecretVariable + " is unset; start ranks with `shardscope launch`");
+                                    ": neither " + kCollectorKeyFdVariable + " nor " + kCollectorSecretVariable +
+                                    " is set; start ranks with `shardscope launch`");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const Challenge challenge = expect_challenge(fd, deadline, where);
   hello.protocol_version = kProtocolVersion;
@@ -161,8 +162,9 @@ HandshakeResult client_handshake(int fd, std::string_view secret, Hello hello, i
   const double received_at = unix_now();
   if (!frame)
     throw CollectorUnreachableError("the collector at " + where + " refused this connection: it did not accept the "
-                                    "proof, so the run's secret (" + kCollectorSecretVariable +
-                                    ") is missing, wrong or from another run, or the rank is not one of the run's");
+                                    "proof, so this rank's key (" + kCollectorKeyFdVariable + ") is missing, wrong, "
+                                    "another rank's or from another run, the rank is not one of the run's, or it "
+                                    "is connected already");
   const auto* welcome = std::get_if<Welcome>(&*frame);
   if (!welcome || !proofs_equal(welcome->proof, welcome_proof(secret, hello.client_nonce, challenge.nonce, *welcome)))
     throw CollectorUnreachableError("the server at " + where + " answered the handshake without knowing the run's "
