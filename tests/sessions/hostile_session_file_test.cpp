@@ -161,6 +161,27 @@ TEST(HostileSessionFile, AWriterOnAnotherHostOrWithoutAStartTimeIsNeverJudgedDea
   EXPECT_FALSE(writer_is_gone(this_process_identity()));
 }
 
+// Only the session file's own name may not be a link: a folder on the way may be (a home folder
+// reached through one), and the file is still created there with mode 0600.
+TEST(HostileSessionFile, AFolderOnTheWayThatIsALinkIsFine) {
+  const auto real = temp_path("real_folder");
+  const auto linked = temp_path("linked_folder");
+  ::mkdir(real.c_str(), 0700);
+  ::unlink(linked.c_str());
+  ASSERT_EQ(::symlink(real.c_str(), linked.c_str()), 0);
+  {
+    Store store = Store::open_or_create(linked + "/runs.db");
+    StoreWriter writer(store);
+    writer.write("uid-linked", {testing::sample_run_start("linked", 1, "{}")});
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat((real + "/runs.db").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  testing::remove_store(real + "/runs.db");
+  ::unlink(linked.c_str());
+  ::rmdir(real.c_str());
+}
+
 // Issue 31: a dangling --db link created the session file at its target with mode 0644.
 TEST(HostileSessionFile, AWriterRefusesADanglingALoopingAndAResolvingLink) {
   const auto target = temp_path("link_target");
