@@ -52,6 +52,24 @@ std::optional<std::string> read_latest_tag(const std::string& dir) {
   return tag;
 }
 
+namespace {
+
+// A save interrupted before rank 0's model states were renamed into place leaves only temporaries
+// ("zero_pp_rank_1_mp_rank_00_optim_states.pt.tmp.4242"): still a tag, an incomplete one, so that
+// `ckpt info` shows it and the next save removes what it left.
+bool holds_save_temporaries(const fs::path& folder) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(folder, ec)) {
+    std::string final_name;
+    if (is_temporary_name(e.path().filename().string(), &final_name) &&
+        (parse_checkpoint_file_name(final_name) || final_name == kManifestFileName))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::string> checkpoint_tags(const std::string& dir) {
   std::vector<std::string> tags;
   std::error_code ec;
@@ -59,7 +77,7 @@ std::vector<std::string> checkpoint_tags(const std::string& dir) {
     std::error_code type_error;
     if (!fs::is_directory(e.symlink_status(type_error))) continue;
     if (fs::exists(e.path() / model_states_file_name(0, 0), type_error) ||
-        fs::exists(e.path() / model_states_file_name(3, 0), type_error))
+        fs::exists(e.path() / model_states_file_name(3, 0), type_error) || holds_save_temporaries(e.path()))
       tags.push_back(e.path().filename().string());
   }
   if (ec) throw unreadable(dir, "cannot be listed (" + ec.message() + ")");

@@ -21,7 +21,8 @@ bool is_valid_tag(const std::string& tag, std::string* why = nullptr);
 /// names a folder outside DIR.
 std::optional<std::string> read_latest_tag(const std::string& dir);
 
-/// The tag folders of `dir` (real sub-folders holding a model-states file), sorted.
+/// The tag folders of `dir` (real sub-folders holding a model-states file, or the temporaries of
+/// an interrupted save's files), sorted.
 std::vector<std::string> checkpoint_tags(const std::string& dir);
 
 /// The temporary files ("<name>.tmp.<pid>") in `folder`, with their sizes.

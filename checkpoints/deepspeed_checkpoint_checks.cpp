@@ -34,6 +34,12 @@ std::optional<std::int64_t> first_step(const TorchFile& file, const PickleRef& s
 void DeepSpeedCheckpoint::Impl::check_consistency(const CheckpointSummary& s) const {
   if (s.manifest) check_manifest(s);
   else check_without_manifest(s);
+  // Every open reads the model states (the step, the buffers, the module's shapes, a stage 0-2
+  // load's weights), so their bytes must be the saved ones: ckpt info found a changed file that
+  // train --load used. The optimizer files are checked as part() reads them.
+  const std::string states_name = zero_model_files.count(0) ? zero_model_files.at(0) : model_file;
+  if (s.manifest && !options.verify_content)
+    if (const ManifestFile* f = s.manifest->find(states_name)) verify_crc(states_name, *f);
 }
 
 void DeepSpeedCheckpoint::Impl::verify_crc(const std::string& name, const ManifestFile& expected) const {

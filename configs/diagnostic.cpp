@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "configs/display_text.hpp"
+
 namespace shardscope::configs {
 
 const char* to_string(Severity severity) {
@@ -32,13 +34,9 @@ void sort_diagnostics(std::vector<Diagnostic>& diagnostics) {
 namespace {
 
 // A message quoting a 1 MB value (an unknown optimizer type, a key) keeps its start and end on
-// the terminal; the JSON output keeps every character.
-std::string elided(const std::string& text) {
-  constexpr std::size_t kHead = 300, kTail = 200;
-  if (text.size() <= kHead + kTail + 100) return text;
-  return text.substr(0, kHead) + "... [" + std::to_string(text.size() - kHead - kTail) + " characters left out] ..." +
-         text.substr(text.size() - kTail);
-}
+// the terminal, and a key holding an escape sequence cannot drive it; the JSON output keeps every
+// character.
+std::string shown(const std::string& text) { return shown_text(text, {.keep_newlines = false}); }
 
 }  // namespace
 
@@ -48,9 +46,9 @@ std::string format_diagnostic_text(const std::string& file_name, const Diagnosti
   const int line = diagnostic.location.line > 0 ? diagnostic.location.line : 1;
   const int column = diagnostic.location.column > 0 ? diagnostic.location.column : 1;
   std::string text = file_name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
-                     to_string(diagnostic.severity) + ": " + elided(diagnostic.message) + " [" +
+                     to_string(diagnostic.severity) + ": " + shown(diagnostic.message) + " [" +
                      diagnostic.code + "]\n";
-  if (!diagnostic.hint.empty()) text += "    hint: " + elided(diagnostic.hint) + "\n";
+  if (!diagnostic.hint.empty()) text += "    hint: " + shown(diagnostic.hint) + "\n";
   return text;
 }
 

@@ -2,7 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -20,6 +23,12 @@ std::string strip(const std::string& text) {
 }
 
 std::string where(const std::string& path, int line) { return path + ":" + std::to_string(line) + ": "; }
+
+// Host names are ASCII (an international name is written in punycode); a control character in
+// one would reach ssh's command line and every message that names the host.
+bool plain_host_name(const std::string& host) {
+  return std::all_of(host.begin(), host.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
 
 // DeepSpeed's pattern r'^(\S+)\s+slots=(\d+)' (re.search on the stripped line: a prefix match).
 bool match_entry(const std::string& line, std::string& host, std::string& digits) {
@@ -57,6 +66,10 @@ Hostfile parse_hostfile(const std::string& text, const std::string& path) {
       throw HostfileError(where(path, number) + "Hostfile contains a bad entry: " + line +
                           ", unable to proceed with launching (write one `HOST slots=N` per line, e.g. "
                           "`worker-0 slots=8`)");
+    if (!plain_host_name(host))
+      throw HostfileError(where(path, number) + "host name " + host +
+                          " holds a control character or a byte that is not ASCII; write the host's name or "
+                          "address (an international name in its xn-- form)");
     if (const HostfileEntry* first = hostfile.find(host))
       throw HostfileError(where(path, number) + "Hostfile contains multiple entries for " + host +
                           ", unable to proceed with launching (line " + std::to_string(first->line) +
@@ -74,7 +87,14 @@ Hostfile parse_hostfile(const std::string& text, const std::string& path) {
 
 std::optional<Hostfile> read_hostfile(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  // Only a path that is not there at all is "no hostfile" (DeepSpeed's default /job/hostfile); a
+  // dangling or looping symlink, or one we may not read, is the user's hostfile gone wrong, and
+  // running locally instead would hide it.
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::nullopt;
+  if (::stat(path.c_str(), &st) != 0)
+    throw HostfileError("cannot read hostfile " + path + ": " + std::strerror(errno) +
+                        (errno == ELOOP || errno == ENOENT ? " (a symbolic link that loops or points nowhere)" : "") +
+                        "; point --hostfile at a file of `HOST slots=N` lines");
   if (!S_ISREG(st.st_mode))  // os.path.isfile: a directory or device is "no hostfile" to DeepSpeed
     throw HostfileError(path + " is not a regular file; give --hostfile a text file of `HOST slots=N` lines");
   if (static_cast<std::size_t>(st.st_size) > kMaxHostfileBytes)

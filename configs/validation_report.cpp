@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "configs/display_text.hpp"
+
 namespace shardscope::configs {
 
 std::string format_diagnostics_text(const std::string& file_name, const ValidationResult& result) {
@@ -24,7 +26,7 @@ std::string format_resolved_text(const ValidationResult& result) {
     line += "  (" + std::string(to_string(value.source));
     if (value.location.line > 0) line += ", line " + std::to_string(value.location.line);
     if (!value.note.empty()) line += "; " + value.note;
-    text += line + ")\n";
+    text += shown_text(line + ")", {.keep_newlines = false}) + "\n";  // keys and values come from the file
   }
   return text;
 }

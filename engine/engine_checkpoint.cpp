@@ -135,9 +135,14 @@ void finish_tag(const std::string& dir, const std::string& folder, const ck::Man
       log("[Rank 0] Removed " + e.path().string() + ", left by an interrupted or earlier save");
     }
   }
-  for (const auto& tag : ck::checkpoint_tags(dir))
-    for (const auto& name : ck::remove_leftover_temporaries((fs::path(dir) / tag).string(), [](const std::string&) { return true; }))
-      log("[Rank 0] Removed " + (fs::path(dir) / tag / name).string() + ", left by an interrupted save");
+  for (const auto& tag : ck::checkpoint_tags(dir)) {
+    const fs::path tag_folder = fs::path(dir) / tag;
+    for (const auto& name : ck::remove_leftover_temporaries(tag_folder.string(), [](const std::string&) { return true; }))
+      log("[Rank 0] Removed " + (tag_folder / name).string() + ", left by an interrupted save");
+    std::error_code ec;  // a save interrupted before any file was complete leaves an empty folder
+    if (fs::is_empty(tag_folder, ec) && fs::remove(tag_folder, ec))
+      log("[Rank 0] Removed the empty folder " + tag_folder.string() + ", left by an interrupted save");
+  }
   ck::write_manifest(folder, m);
   ck::remove_leftover_temporaries(dir, [](const std::string& name) { return name == "latest"; });
   ck::write_file_atomically((fs::path(dir) / "latest").string(), std::vector<char>(m.tag.begin(), m.tag.end()));

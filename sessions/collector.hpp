@@ -4,7 +4,8 @@
 // a network thread and commits them in batched transactions on a writer thread (docs/sessions.md,
 // "Collector").
 //
-// Guarantees: only connections that prove they hold the run's secret write anything, and each
+// Guarantees: only connections that prove they hold the key of the rank they claim (derived from
+// the run's secret, run_secret.hpp) write anything, one live connection per rank, and each
 // writes only as the rank it proved (a launcher, rank -1, relays every rank's lines and starts and
 // ends the run); memory for events is bounded before bytes are buffered (a frame's share is
 // reserved from max_queue_bytes when its header arrives, and the network thread stops reading
@@ -33,7 +34,13 @@ struct CollectorOptions {
   std::size_t max_queue_bytes = 64u << 20;   ///< events decoded or being assembled, in accounted bytes
   std::size_t max_batch_records = 50000;     ///< records per transaction at most
   std::size_t max_connections = 4096;        ///< beyond this, new connections wait in the listen backlog
-  std::size_t max_handshakes = 256;          ///< connections not yet proven, at once
+  /// Connections not yet proven, at once. Past it a new connection sheds the oldest unproven one
+  /// (a rank answers its challenge in milliseconds; an idle or slow-loris peer is the oldest), or,
+  /// when every unproven one is younger than handshake_grace_ms, one chosen at random: connections
+  /// that never prove anything cannot keep a rank waiting in the backlog behind them.
+  std::size_t max_handshakes = 256;
+  std::size_t max_handshakes_per_address = 64;  ///< the same, per peer address (a host's fair share)
+  int handshake_grace_ms = 250;              ///< an unproven connection younger than this is not shed
   int handshake_timeout_ms = 5000;           ///< an unproven connection idle this long is dropped
   int keepalive_idle_s = 20;                 ///< half-open connections: first keepalive probe after this
   int keepalive_interval_s = 5;              ///< then one probe per interval ...
@@ -47,6 +54,7 @@ struct CollectorStats {
   std::uint64_t connections_accepted = 0;
   std::uint64_t connections_open = 0;
   std::uint64_t connections_refused = 0;   ///< failed or never finished the handshake; wrote nothing
+  std::uint64_t connections_shed = 0;      ///< of those, closed unproven to make room for a newer one
   std::uint64_t connections_rejected = 0;  ///< proven, then closed for a protocol violation
   std::uint64_t bytes_received = 0;
   std::uint64_t frames_received = 0;

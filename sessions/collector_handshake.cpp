@@ -44,7 +44,7 @@ bool read_exact(int fd, char* out, std::size_t size, Clock::time_point deadline,
     const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0)
-      throw CollectorUnreachableError("the collector at " + where + " did not answer in time while " + step);
+      throw CollectorBusyError("the collector at " + where + " did not answer in time while " + step);
     const ssize_t n = ::recv(fd, out + got, size - got, 0);
     if (n == 0) return false;
     if (n < 0) {
@@ -90,7 +90,7 @@ void send_all(int fd, const std::string& bytes, const std::string& where) {
 Challenge expect_challenge(int fd, Clock::time_point deadline, const std::string& where) {
   const auto frame = read_handshake_frame(fd, deadline, where, "waiting for its challenge");
   if (!frame)
-    throw CollectorUnreachableError("the server at " + where + " closed the connection without a challenge: it is "
+    throw CollectorBusyError("the server at " + where + " closed the connection without a challenge: it is "
                                     "not a ShardScope collector of protocol " + std::to_string(kProtocolVersion) +
                                     ", or it is not accepting connections any more");
   const auto* challenge = std::get_if<Challenge>(&*frame);
@@ -147,7 +147,8 @@ HandshakeResult client_handshake(int fd, std::string_view secret, Hello hello, i
                                  const std::string& where) {
   if (secret.empty())
     throw CollectorUnreachableError("no secret to prove this rank belongs to the run reporting to " + where +
-                                    ": " + kCollectorSecretVariable + " is unset; start ranks with `shardscope launch`");
+                                    ": neither " + kCollectorKeyFdVariable + " nor " + kCollectorSecretVariable +
+                                    " is set; start ranks with `shardscope launch`");
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const Challenge challenge = expect_challenge(fd, deadline, where);
   hello.protocol_version = kProtocolVersion;
@@ -161,8 +162,9 @@ HandshakeResult client_handshake(int fd, std::string_view secret, Hello hello, i
   const double received_at = unix_now();
   if (!frame)
     throw CollectorUnreachableError("the collector at " + where + " refused this connection: it did not accept the "
-                                    "proof, so the run's secret (" + kCollectorSecretVariable +
-                                    ") is missing, wrong or from another run, or the rank is not one of the run's");
+                                    "proof, so this rank's key (" + kCollectorKeyFdVariable + ") is missing, wrong, "
+                                    "another rank's or from another run, the rank is not one of the run's, or it "
+                                    "is connected already");
   const auto* welcome = std::get_if<Welcome>(&*frame);
   if (!welcome || !proofs_equal(welcome->proof, welcome_proof(secret, hello.client_nonce, challenge.nonce, *welcome)))
     throw CollectorUnreachableError("the server at " + where + " answered the handshake without knowing the run's "

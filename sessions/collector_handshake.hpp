@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "sessions/errors.hpp"
 #include "sessions/event_codec.hpp"
 
 namespace shardscope::sessions {
@@ -23,6 +24,14 @@ struct HandshakeResult {
   double server_time = 0;    ///< the collector host's clock when it answered (Unix seconds)
   double round_trip_s = 0;   ///< from sending Hello to receiving Welcome
   double clock_offset_s = 0; ///< this host's clock minus the collector host's, +- round_trip_s / 2
+};
+
+/// The collector did not send its challenge in time, or closed the connection before it: it is
+/// shedding unproven connections under a flood, or busy. Worth another try (TcpEventSink retries
+/// with backoff until its start-up deadline); a refused proof or an impostor is not.
+class CollectorBusyError : public CollectorUnreachableError {
+ public:
+  using CollectorUnreachableError::CollectorUnreachableError;
 };
 
 /// A nonce from the kernel's random generator.

@@ -9,6 +9,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +26,8 @@ using CollectorClock = std::chrono::steady_clock;
 struct CollectorConnection {
   int fd = -1;
   std::string peer;
+  std::string address;        ///< the peer's address without its port (fair shares are per address)
+  CollectorClock::time_point accepted_at;
   FrameDecoder decoder{kMaxHandshakeFrameBytes};  ///< raised to kMaxFrameBytes once proven
   bool proven = false;
   Nonce server_nonce{};
@@ -64,7 +67,10 @@ struct Collector::Impl {
   std::size_t reserved_bytes = 0;  ///< budget reserved by frames being assembled (guarded by mutex)
   bool io_done = false;
   std::atomic<bool> stopping{false};
-  std::list<CollectorConnection> connections;  ///< the network thread's only
+  std::list<CollectorConnection> connections;  ///< the network thread's only, in order of arrival
+  std::size_t unproven = 0;                     ///< connections of `connections` not yet proven
+  std::uint64_t refusals_warned = 0;            ///< refusals so far (the first few are warnings)
+  CollectorClock::time_point accept_paused_until;  ///< out of descriptors: stop accepting a moment
   CollectorStats stats;                         // guarded by mutex
 
   explicit Impl(CollectorOptions o);
@@ -80,6 +86,13 @@ struct Collector::Impl {
   // collector_io.cpp
   void io_loop();
   void accept_all();
+  /// Makes room for a new unproven connection from `address` by shedding an older unproven one.
+  void make_handshake_room(const std::string& address);
+  /// Closes an unproven connection (of `address`, when not empty) chosen at random.
+  void shed_random_unproven(const std::string& address);
+  std::minstd_rand shed_choice{std::random_device{}()};
+  /// Closes the oldest unproven connection (of `address`, when not empty) older than the grace.
+  bool shed_oldest_unproven(const std::string& address);
   void read_connection(std::list<CollectorConnection>::iterator it);
   void read_handshake(CollectorConnection& c);
   enum class ReadEnd { kOpen, kEndOfStream, kFailed };

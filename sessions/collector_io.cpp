@@ -18,6 +18,7 @@
 #include "sessions/collector_handshake.hpp"
 #include "sessions/collector_impl.hpp"
 #include "sessions/errors.hpp"
+#include "sessions/run_secret.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -95,32 +96,81 @@ std::string CollectorConnection::who() const {
   return name + " (" + (host.empty() ? peer : host + ", " + peer) + ")";
 }
 
-std::size_t Collector::Impl::handshakes_open() const {
-  return static_cast<std::size_t>(
-      std::count_if(connections.begin(), connections.end(), [](const CollectorConnection& c) { return !c.proven; }));
-}
+std::size_t Collector::Impl::handshakes_open() const { return unproven; }
 
 bool Collector::Impl::budget_exhausted() const {
   std::lock_guard<std::mutex> lock(mutex);
   return queue_bytes + reserved_bytes >= options.max_queue_bytes;
 }
 
+bool Collector::Impl::shed_oldest_unproven(const std::string& address) {
+  const auto young = CollectorClock::now() - std::chrono::milliseconds(options.handshake_grace_ms);
+  // The list is in order of arrival, so the first match is the oldest.
+  for (auto it = connections.begin(); it != connections.end(); ++it) {
+    if (it->proven || (!address.empty() && it->address != address)) continue;
+    if (it->accepted_at > young) return false;  // all the others are younger still
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++stats.connections_shed;
+    }
+    close_connection(it, "had not proven itself when newer connections needed its place; closed",
+                     CollectorLogLevel::kInfo, true);
+    return true;
+  }
+  return false;
+}
+
+// When every unproven connection is younger than the grace (a flood that reconnects as fast as it
+// is closed), one of them chosen at random makes room: refusing the newcomer instead would refuse
+// every rank for as long as the flood lasts, while a rank's connection, shed at random, survives
+// the few arrivals of its one round trip with high odds (255/256 each).
+void Collector::Impl::shed_random_unproven(const std::string& address) {
+  std::vector<std::list<CollectorConnection>::iterator> candidates;
+  for (auto it = connections.begin(); it != connections.end(); ++it)
+    if (!it->proven && (address.empty() || it->address == address)) candidates.push_back(it);
+  if (candidates.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++stats.connections_shed;
+  }
+  close_connection(candidates[shed_choice() % candidates.size()],
+                   "had not proven itself when newer connections needed its place; closed", CollectorLogLevel::kInfo,
+                   true);
+}
+
+void Collector::Impl::make_handshake_room(const std::string& address) {
+  std::size_t same_address = 0;
+  for (const auto& c : connections) same_address += !c.proven && c.address == address;
+  if (same_address >= options.max_handshakes_per_address && !shed_oldest_unproven(address))
+    shed_random_unproven(address);
+  if (unproven >= options.max_handshakes && !shed_oldest_unproven("")) shed_random_unproven("");
+}
+
+// Accepts everything waiting: a connection that waits in the listen backlog cannot be told apart
+// from an attacker's, so nothing is left there while descriptors last; unproven peers are limited
+// by shedding instead (make_handshake_room).
 void Collector::Impl::accept_all() {
-  while (connections.size() < options.max_connections && handshakes_open() < options.max_handshakes) {
+  if (CollectorClock::now() < accept_paused_until) return;
+  while (connections.size() < options.max_connections) {
     sockaddr_storage address{};
     socklen_t len = sizeof address;
     const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&address), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
+      if ((errno == EMFILE || errno == ENFILE) && shed_oldest_unproven("")) continue;
+      if (errno == EMFILE || errno == ENFILE) accept_paused_until = CollectorClock::now() + std::chrono::milliseconds(100);
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
         log(CollectorLogLevel::kError, std::string("accept failed: ") + std::strerror(errno));
       return;
     }
-    set_keepalive(fd, options);
     CollectorConnection c;
     c.fd = fd;
     c.peer = peer_name(address);
+    c.address = c.peer.substr(0, c.peer.rfind(':'));
+    make_handshake_room(c.address);
+    set_keepalive(fd, options);
     c.server_nonce = random_nonce();
-    c.handshake_deadline = CollectorClock::now() + std::chrono::milliseconds(options.handshake_timeout_ms);
+    c.accepted_at = CollectorClock::now();
+    c.handshake_deadline = c.accepted_at + std::chrono::milliseconds(options.handshake_timeout_ms);
     std::string challenge;
     encode_challenge(Challenge{kProtocolVersion, c.server_nonce}, challenge);
     std::lock_guard<std::mutex> lock(mutex);
@@ -131,16 +181,26 @@ void Collector::Impl::accept_all() {
       continue;
     }
     connections.push_back(std::move(c));
+    ++unproven;
     ++stats.connections_open;
   }
 }
 
 void Collector::Impl::close_connection(std::list<CollectorConnection>::iterator it, const std::string& why,
                                        CollectorLogLevel level, bool refused) {
+  // A flood of unproven connections would bury the run's own messages: the first refusals are
+  // warnings, the rest are counted (CollectorStats) and logged at info level.
+  constexpr std::uint64_t kRefusalsWarned = 20;
+  if (refused && level == CollectorLogLevel::kWarning && ++refusals_warned > kRefusalsWarned) {
+    if (refusals_warned == kRefusalsWarned + 1)
+      log(CollectorLogLevel::kWarning, "more connections refused; they are counted, not each logged");
+    level = CollectorLogLevel::kInfo;
+  }
   log(level, it->who() + ": " + why +
                  (refused ? "; nothing from it was recorded"
                           : "; " + std::to_string(it->records) + " records from it were kept"));
   ::close(it->fd);
+  if (!it->proven) --unproven;
   std::lock_guard<std::mutex> lock(mutex);
   reserved_bytes -= it->reserved;  // a frame cut short gives its share of the budget back
   if (refused) ++stats.connections_refused;
@@ -149,6 +209,9 @@ void Collector::Impl::close_connection(std::list<CollectorConnection>::iterator 
   connections.erase(it);
 }
 
+// A rank proves itself with its own key (run_secret.hpp: rank_key), so a key read out of one rank
+// proves only that rank; and one rank reports on one connection, so a second one claiming a rank
+// that is live is refused (a launcher, rank -1, may join from every host).
 void Collector::Impl::admit_hello(CollectorConnection& c, const Hello& hello) {
   if (hello.protocol_version != kProtocolVersion)
     throw HandshakeRefused("speaks protocol version " + std::to_string(hello.protocol_version) +
@@ -157,17 +220,25 @@ void Collector::Impl::admit_hello(CollectorConnection& c, const Hello& hello) {
   c.rank = hello.rank;
   c.host = hello.host;
   c.pid = hello.pid;
-  if (!proofs_equal(hello.proof, hello_proof(options.secret, c.server_nonce, hello)))
-    throw HandshakeRefused("did not prove it holds this run's secret (wrong, missing or another run's)");
   if (hello.rank < -1 || (options.world_size > 0 && hello.rank >= options.world_size))
     throw HandshakeRefused("claims rank " + std::to_string(hello.rank) + ", but the run's ranks are 0.." +
                            std::to_string(options.world_size - 1) + " (and -1 for a launcher)");
+  const std::string key = rank_key(options.secret, hello.rank);
+  if (!proofs_equal(hello.proof, hello_proof(key, c.server_nonce, hello)))
+    throw HandshakeRefused("did not prove it holds the key of the rank it claims (wrong, missing, another rank's "
+                           "or another run's)");
+  if (hello.rank >= 0)
+    for (const auto& other : connections)
+      if (&other != &c && other.proven && other.rank == hello.rank)
+        throw HandshakeRefused("claims rank " + std::to_string(hello.rank) + ", which is already connected as " +
+                               other.who() + "; a rank reports on one connection");
   Welcome welcome{*session_uid, unix_now(), {}};
-  welcome.proof = welcome_proof(options.secret, hello.client_nonce, c.server_nonce, welcome);
+  welcome.proof = welcome_proof(key, hello.client_nonce, c.server_nonce, welcome);
   std::string bytes;
   encode_welcome(welcome, bytes);
   if (!send_small(c.fd, bytes)) throw HandshakeRefused("could not be sent its welcome");
   c.proven = true;
+  --unproven;
   c.decoder.set_max_frame_bytes(kMaxFrameBytes);
 }
 
@@ -346,6 +417,7 @@ void Collector::Impl::drop_expired_handshakes() {
 int Collector::Impl::poll_timeout_ms(bool paused, bool draining) const {
   long long timeout = paused ? 50 : draining ? options.drain_idle_ms : -1;
   const auto now = CollectorClock::now();
+  if (now < accept_paused_until) timeout = 100;  // out of descriptors: look again shortly
   for (const auto& c : connections) {
     if (c.proven) continue;
     const long long left =
@@ -376,7 +448,7 @@ void Collector::Impl::io_loop() {
     was_paused = paused;
     fds.assign(1, pollfd{wake_read, POLLIN, 0});
     owners.assign(1, connections.end());
-    const bool room = connections.size() < options.max_connections && handshakes_open() < options.max_handshakes;
+    const bool room = connections.size() < options.max_connections && CollectorClock::now() >= accept_paused_until;
     if (!draining && room) {
       fds.push_back({listen_fd, POLLIN, 0});
       owners.push_back(connections.end());

@@ -10,7 +10,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
+#include <chrono>
 #include <random>
+#include <thread>
 
 #include "sessions/errors.hpp"
 #include "sessions/event_codec.hpp"
@@ -30,6 +33,9 @@ int connect_with_timeout(const std::string& host, int port, int timeout_ms, cons
   try {
     return connect_tcp(host, port, timeout_ms);
   } catch (const SessionsError& e) {
+    // A full listen backlog drops SYNs: a connect that times out meets a busy collector, not an absent one.
+    if (std::string_view(e.what()).find("timed out") != std::string_view::npos)
+      throw CollectorBusyError("cannot reach the ShardScope collector at " + where + ": " + e.what());
     throw CollectorNotListeningError("cannot reach the ShardScope collector at " + where + ": " + e.what() +
                                      kCollectorHint);
   }
@@ -46,6 +52,27 @@ TcpEventSink::TcpEventSink(const TcpSinkOptions& options) : options_(options) {
   if (options.port <= 0 || options.port > 65535)
     throw SessionsError(ErrorKind::kInvalidArgument,
                         "collector port " + std::to_string(options.port) + " is outside 1..65535");
+  // A flood of connections that never prove anything makes the collector shed the oldest of them
+  // and close new ones while all are young: a rank that meets that tries again, with backoff and
+  // jitter, until the start-up deadline (docs/reliability.md, "Start-up under a flood").
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.startup_deadline_ms);
+  std::minstd_rand jitter(static_cast<unsigned>(::getpid()) ^ static_cast<unsigned>(options.rank + 2));
+  for (int delay_ms = 50;; delay_ms = std::min(2 * delay_ms, 2000)) {
+    try {
+      connect_and_prove();
+      return;
+    } catch (const CollectorBusyError& busy) {
+      const auto wait = std::chrono::milliseconds(delay_ms / 2 + static_cast<int>(jitter() % (delay_ms / 2 + 1)));
+      if (std::chrono::steady_clock::now() + wait > deadline)
+        throw CollectorUnreachableError(std::string(busy.what()) + " (gave up after trying for " +
+                                        std::to_string(options.startup_deadline_ms / 1000) + " s)");
+      std::this_thread::sleep_for(wait);
+    }
+  }
+}
+
+void TcpEventSink::connect_and_prove() {
+  const TcpSinkOptions& options = options_;
   fd_ = connect_with_timeout(options.host, options.port, options.connect_timeout_ms, where());
   const int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

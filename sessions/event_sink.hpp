@@ -30,10 +30,13 @@ class EventSink {
 struct TcpSinkOptions {
   std::string host = "127.0.0.1";
   int port = 0;
-  std::string secret;                   ///< the run's secret (SHARDSCOPE_COLLECTOR_SECRET for a rank)
+  std::string secret;                   ///< this rank's key: rank_key(run secret, rank) (run_secret.hpp)
   int rank = 0;                         ///< -1 for a launcher
   int connect_timeout_ms = 5000;        ///< a rank gives up this fast when nobody listens
-  int handshake_timeout_ms = 5000;      ///< and this fast when the collector does not answer
+  int handshake_timeout_ms = 5000;      ///< one attempt waits this long for the collector's challenge
+  /// A collector that is busy (its challenge late, or the connection shed before it: a flood of
+  /// unproven connections) is tried again with backoff, 50 ms doubling to 2 s, until this deadline.
+  int startup_deadline_ms = 60000;
   std::size_t buffer_bytes = 256 << 10; ///< bytes batched before a write to the socket
 };
 
@@ -60,6 +63,7 @@ class TcpEventSink final : public EventSink {
  private:
   void write_all_locked();
   std::string where() const;
+  void connect_and_prove();
 
   TcpSinkOptions options_;
   HandshakeResult handshake_;

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "sessions/errors.hpp"
+#include "sessions/sha256.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -95,7 +97,53 @@ std::string read_secret_file(const std::string& path) {
   return text;
 }
 
+std::string rank_key(std::string_view secret, int rank) {
+  static constexpr std::string_view kLabel{"shardscope rank key v1\0", 23};
+  HmacSha256 mac(secret);
+  mac.update(kLabel);
+  const std::int32_t id = rank;
+  mac.update(&id, sizeof id);
+  const Sha256Digest digest = mac.finish();
+  return hex_encode(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+}
+
+std::string read_key_from_descriptor(int fd) {
+  std::string key;
+  char buffer[512];
+  while (key.size() <= kMaxSecretFileBytes) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw SessionsError(ErrorKind::kInvalidArgument, std::string(kCollectorKeyFdVariable) + "=" +
+                                                           std::to_string(fd) + ": cannot read the rank's key: " +
+                                                           std::strerror(error) + "; start ranks with `shardscope launch`");
+    }
+    if (n == 0) break;
+    key.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' ' || key.back() == '\t'))
+    key.pop_back();
+  return key;
+}
+
 std::optional<std::string> take_secret_from_environment() {
+  if (const char* fd_text = std::getenv(kCollectorKeyFdVariable)) {
+    char* end = nullptr;
+    const long fd = std::strtol(fd_text, &end, 10);
+    const bool valid = *fd_text && *end == '\0' && fd >= 0 && fd < 65536;
+    const std::string text = fd_text;
+    ::unsetenv(kCollectorKeyFdVariable);
+    ::unsetenv(kCollectorSecretVariable);
+    if (!valid)
+      throw SessionsError(ErrorKind::kInvalidArgument, std::string(kCollectorKeyFdVariable) + "=" + text +
+                                                           " is not a descriptor number");
+    std::string key = read_key_from_descriptor(static_cast<int>(fd));
+    if (key.empty()) return std::nullopt;
+    return key;
+  }
   const char* value = std::getenv(kCollectorSecretVariable);
   if (!value || !*value) return std::nullopt;
   std::string secret = value;

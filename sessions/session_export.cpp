@@ -121,6 +121,12 @@ const std::vector<std::string>& export_table_names() {
 ExportResult export_csv(Store& store, const std::vector<std::int64_t>& ids, const std::string& directory) {
   check_sessions_exist(store, ids);
   std::error_code error;
+  // A path that exists and is no folder (a file, /dev/null) is the user's mistake, not a failed write.
+  const auto status = std::filesystem::status(directory, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_directory(status))
+    throw StoreError(ErrorKind::kInvalidArgument, "--csv " + directory +
+                                                      " exists and is not a folder; give a folder to write the "
+                                                      "tables into (it is created when missing)");
   std::filesystem::create_directories(directory, error);
   if (error) throw StoreError(ErrorKind::kStorage, "cannot create directory " + directory + ": " + error.message());
   ExportResult result;

@@ -165,6 +165,8 @@ SqliteDb::SqliteDb(const std::string& path, bool create, bool read_only) : path_
   if (create && !read_only) flags |= SQLITE_OPEN_CREATE;
   // NOMUTEX: a connection belongs to one thread (see the class comment), so skip SQLite's locks.
   flags |= SQLITE_OPEN_NOMUTEX;
+  // Not SQLITE_OPEN_NOFOLLOW: it refuses a link in any component of the path (a home folder
+  // reached through one), not only the file's own name, which Store::open checks.
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);

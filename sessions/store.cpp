@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -162,6 +163,41 @@ void create_private_file(const std::string& path) {
     throw StoreError(ErrorKind::kStorage, "cannot create session store " + path + ": " + std::strerror(errno));
 }
 
+std::string link_target(const std::string& path) {
+  char target[PATH_MAX] = {};
+  const ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
+  return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : std::string("?");
+}
+
+// A session file holds command lines, configs and logs. Written through a symbolic link it would
+// land wherever the link points (a dangling one created the file at its target with mode 0644), so
+// a writer refuses any link; a reader follows one that resolves, and is told plainly about one that
+// loops or points nowhere instead of "no session store".
+void refuse_links(const std::string& path, bool writable) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return;
+  const std::string target = link_target(path);
+  struct stat resolved {};
+  const bool resolves = ::stat(path.c_str(), &resolved) == 0;
+  const int error = errno;
+  if (resolves && !writable) return;
+  std::string what = "a symbolic link to " + target;
+  std::string remedy = "pass the session file's own path";
+  if (!resolves && error == ELOOP) what = "a symbolic link that loops (" + target + ")";
+  else if (!resolves) what += ", which does not exist";
+  if (resolves) {
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real) remedy += " (--db " + std::string(real) + ")";
+    std::free(real);
+  } else {
+    remedy += ", or remove the link and give a new file name";
+  }
+  throw StoreError(ErrorKind::kInvalidArgument,
+                   path + " is " + what + "; session files are " + (writable ? "written" : "read") +
+                       " only at their own path, never through a link (it could put the file, with its command "
+                       "lines and configs, somewhere else with another mode): " + remedy);
+}
+
 // A FIFO or a device would block or feed SQLite forever; a directory is not a file at all.
 void check_file_type(const std::string& path) {
   const std::string kind = configs::non_regular_file_kind(path);
@@ -189,6 +225,7 @@ std::string quick_check(SqliteDb& db) {
 }  // namespace
 
 Store Store::open(const std::string& path, const StoreOpenOptions& options) {
+  refuse_links(path, !options.read_only);
   struct stat st {};
   bool exists = ::stat(path.c_str(), &st) == 0;
   if (!exists && options.create_if_missing && !options.read_only) {

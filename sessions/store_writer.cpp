@@ -18,11 +18,13 @@ std::optional<double> known_time(double unix_seconds) {
   return unix_seconds > 0 ? std::optional<double>(unix_seconds) : std::nullopt;
 }
 
-// {"NAME": "value", ...}; whoever sent them, a credential-looking name is stored without its value.
+// {"NAME": "value", ...}; whoever sent them, only the allow-list's variables keep their values
+// (credentials.hpp): a launch exports whatever .deepspeed_env holds, passwords included.
 std::string environment_variables_json(const std::vector<std::pair<std::string, std::string>>& vars) {
   if (vars.empty()) return "";
   nlohmann::json object = nlohmann::json::object();
-  for (const auto& [name, value] : redact_credentials(vars)) object[name] = value;
+  for (const auto& [name, value] : recorded_environment(vars, EnvironmentAllowList::from_environment()))
+    object[name] = value;
   return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

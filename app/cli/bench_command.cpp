@@ -15,6 +15,7 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/bench_io_output.hpp"
 #include "app/cli/commands.hpp"
+#include "configs/display_text.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -169,7 +170,7 @@ int run_bench_io(const CommandArgs& args) {
   try {
     result = aio::run_io_bench(options, [&](const aio::IoBenchRow& row) { printer.row(row); });
   } catch (const aio::IoError& e) {
-    std::cerr << "shardscope bench io: " << e.what() << "\n";
+    std::cerr << "shardscope bench io: " << configs::shown_text(e.what()) << "\n";
     return kExitFindings;
   }
   printer.finish(result);

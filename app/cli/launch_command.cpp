@@ -12,6 +12,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "configs/display_text.hpp"
 #include "engine/launcher/launch_error.hpp"
 #include "engine/launcher/launch_routing.hpp"
 #include "engine/launcher/preflight.hpp"
@@ -143,10 +144,10 @@ int run_launch_command(const CommandArgs& args) {
     outcome = launcher::run_launch(flags, std::cout, std::cerr);
   } catch (const launcher::LaunchError& e) {
     if (e.kind() == launcher::LaunchError::Kind::kConfig) {
-      std::cerr << e.what();
+      std::cerr << configs::shown_text(e.what());
       return kExitFindings;
     }
-    std::cerr << "shardscope launch: error: " << e.what() << "\n";
+    std::cerr << "shardscope launch: error: " << configs::shown_text(e.what()) << "\n";
     return kExitUsage;
   }
   // The same summary `shardscope train --session` and `shardscope sessions show` print.

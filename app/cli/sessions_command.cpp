@@ -13,6 +13,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/session_error_exit.hpp"
 #include "configs/did_you_mean.hpp"
 #include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
@@ -552,7 +553,7 @@ int run_sessions_command(const CommandArgs& args) {
       // Unreadable, foreign, newer or damaged files and unknown sessions are bad inputs (exit 2);
       // a failure to write (disk full, permissions) is an error of the run itself (exit 1).
       std::cerr << "shardscope sessions " << name << ": error: " << escape_control_characters(error.what()) << "\n";
-      return error.kind() == ErrorKind::kStorage ? kExitFindings : kExitUsage;
+      return session_error_exit_code(error);
     }
   }
   std::string message = "unknown sessions action '" + args[0] + "'";

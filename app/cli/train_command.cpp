@@ -6,6 +6,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "configs/display_text.hpp"
 #include "engine/data/data_error.hpp"
 #include "engine/models/model_error.hpp"
 #include "engine/models/model_spec.hpp"
@@ -148,13 +149,13 @@ int run_train_command(const CommandArgs& args) {
     if (o.session_db && !result.session_uid.empty())
       return run_sessions_command({"show", result.session_uid, "--db", *o.session_db});
   } catch (const engine::TrainConfigError& e) {
-    std::cerr << e.what();
+    std::cerr << configs::shown_text(e.what());
     return kExitFindings;
   } catch (const engine::DataError& e) {  // an unreadable or mismatched token file: a bad input (README: 2)
-    std::cerr << "shardscope train: error: " << e.what() << "\n";
+    std::cerr << "shardscope train: error: " << configs::shown_text(e.what()) << "\n";
     return kExitUsage;
   } catch (const engine::ModelError& e) {  // weights that do not fit the model, a model too large to build
-    std::cerr << "shardscope train: error: " << e.what() << "\n";
+    std::cerr << "shardscope train: error: " << configs::shown_text(e.what()) << "\n";
     return kExitUsage;
   }
   return kExitOk;

@@ -6,6 +6,7 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "configs/config_validator.hpp"
+#include "configs/display_text.hpp"
 #include "configs/hf_trainer_fill.hpp"
 #include "configs/validation_report.hpp"
 
@@ -90,7 +91,7 @@ int run_validate_command(const CommandArgs& args) {
     try {
       document = configs::parse_config_file(path);
     } catch (const configs::ConfigFileError& error) {
-      std::cerr << "shardscope validate: " << error.what() << "\n";
+      std::cerr << "shardscope validate: " << configs::shown_text(error.what()) << "\n";
       unreadable = true;
       continue;
     }

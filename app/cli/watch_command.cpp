@@ -20,6 +20,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "configs/display_text.hpp"
 #include "engine/launcher/launch_error.hpp"
 #include "engine/launcher/process_tree.hpp"
 #include "engine/launcher/rank_supervisor.hpp"
@@ -145,7 +146,7 @@ class Poller {
             try {
               follower.poll();
             } catch (const std::exception& error) {  // the session file failed: the run goes on
-              std::cerr << "shardscope watch: stopped recording the series: " << error.what() << "\n";
+              std::cerr << "shardscope watch: stopped recording the series: " << configs::shown_text(error.what()) << "\n";
               return;
             }
           }
@@ -248,7 +249,7 @@ int run_watch_command(const CommandArgs& args) {
   try {
     result = run_followed(w, follower, sink, mutex, log);
   } catch (const launcher::LaunchError& error) {
-    std::cerr << "shardscope watch: error: " << error.what() << "\n";
+    std::cerr << "shardscope watch: error: " << configs::shown_text(error.what()) << "\n";
     result.status = "failed";
     result.exit_code = kExitUsage;
   }

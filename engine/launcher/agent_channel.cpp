@@ -85,7 +85,7 @@ std::optional<nlohmann::json> MessageCodec::next() {
   if (buffer_.size() < 4) return std::nullopt;
   std::uint32_t length = 0;
   std::memcpy(&length, buffer_.data(), 4);
-  if (length > kMaxAgentFrameBytes)
+  if (length > max_frame_bytes_)
     throw ChannelError("a frame of " + std::to_string(length) + " bytes (not a ShardScope node agent stream?)");
   if (buffer_.size() < 4 + static_cast<std::size_t>(length)) return std::nullopt;
   std::string payload = buffer_.substr(4, length);

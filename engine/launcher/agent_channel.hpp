@@ -59,9 +59,12 @@ class MessageCodec {
   void seal(SealKeys outgoing, SealKeys incoming);
   bool sealed() const { return sealed_; }
   std::size_t buffered_bytes() const { return buffer_.size(); }
+  /// Frames above `bytes` are refused from now on (a peer not yet proven gets a small cap).
+  void set_max_frame_bytes(std::size_t bytes) { max_frame_bytes_ = bytes; }
 
  private:
   std::string buffer_;
+  std::size_t max_frame_bytes_ = kMaxAgentFrameBytes;
   bool sealed_ = false;
   SealKeys outgoing_, incoming_;
   std::uint64_t sent_ = 0, received_ = 0;

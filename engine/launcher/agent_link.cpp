@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -23,11 +24,15 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Reads what `fd` has into `codec`; false at end of stream.
-bool read_into(int fd, MessageCodec& codec) {
+// Reads what `fd` has into `codec`, never holding more than `max_buffered` bytes (an unproven peer
+// gets a small buffer); false at end of stream. Throws ChannelError when the cap is reached.
+bool read_into(int fd, MessageCodec& codec, std::size_t max_buffered = std::size_t(-1)) {
   char buffer[64 << 10];
   for (int turn = 0; turn < 16; ++turn) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (codec.buffered_bytes() >= max_buffered)
+      throw ChannelError("sent more than " + std::to_string(max_buffered) + " bytes before proving itself");
+    const std::size_t room = std::min(sizeof buffer, max_buffered - codec.buffered_bytes());
+    const ssize_t n = ::read(fd, buffer, room);
     if (n > 0) {
       codec.feed(buffer, static_cast<std::size_t>(n));
       continue;
@@ -161,12 +166,52 @@ void AgentRendezvous::add_token(const std::string& identity, const std::string& 
     if (pending.identity == identity && !pending.answered) try_answer(fd, pending);
 }
 
+// Sheds the oldest unproven connection when it is past the grace (an idle or slow-loris intruder:
+// an agent proves itself in one round trip); false when all are younger.
+bool AgentRendezvous::shed_oldest() {
+  auto oldest = pending_.end();
+  for (auto it = pending_.begin(); it != pending_.end(); ++it)
+    if (oldest == pending_.end() || it->second.accepted_at < oldest->second.accepted_at) oldest = it;
+  if (oldest == pending_.end() || AgentClock::now() - oldest->second.accepted_at < kPendingAgentGrace) return false;
+  ::close(oldest->first);
+  pending_.erase(oldest);
+  ++dropped_;
+  return true;
+}
+
 void AgentRendezvous::accept_all() {
   while (true) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
-    pending_.emplace(fd, Pending{});
+    if (fd < 0) {
+      if ((errno == EMFILE || errno == ENFILE) && shed_oldest()) continue;
+      return;
+    }
+    if (pending_.size() >= kMaxPendingAgents && !shed_oldest()) {
+      ::close(fd);  // every unproven connection is young: this one tries again (agents retry their connect)
+      ++dropped_;
+      continue;
+    }
+    Pending p;
+    p.accepted_at = AgentClock::now();
+    p.codec.set_max_frame_bytes(kMaxPendingAgentBytes);
+    pending_.emplace(fd, std::move(p));
   }
+}
+
+std::size_t AgentRendezvous::drop_expired() {
+  const auto now = AgentClock::now();
+  std::size_t dropped = 0;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (now - it->second.accepted_at < kPendingAgentDeadline) {
+      ++it;
+      continue;
+    }
+    ::close(it->first);
+    it = pending_.erase(it);
+    ++dropped;
+  }
+  dropped_ += dropped;
+  return dropped;
 }
 
 std::vector<int> AgentRendezvous::pending_fds() const {
@@ -195,7 +240,7 @@ std::optional<ArrivedAgent> AgentRendezvous::read_pending(int fd, std::vector<st
   if (it == pending_.end()) return std::nullopt;
   Pending& p = it->second;
   try {
-    const bool open = read_into(fd, p.codec);
+    const bool open = read_into(fd, p.codec, kMaxPendingAgentBytes + 4);
     if (p.identity.empty()) {
       const auto hello = p.codec.next();
       if (hello) {
@@ -208,6 +253,7 @@ std::optional<ArrivedAgent> AgentRendezvous::read_pending(int fd, std::vector<st
     if (!p.identity.empty() && !p.answered) try_answer(fd, p);
     if (p.answered)
       if (auto first = p.codec.next()) {
+        p.codec.set_max_frame_bytes(kMaxAgentFrameBytes);  // proven: a job's frames may be larger
         ArrivedAgent agent{p.identity, fd, std::move(p.codec), std::move(*first)};
         pending_.erase(it);
         return agent;

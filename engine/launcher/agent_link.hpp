@@ -78,6 +78,14 @@ struct ArrivedAgent {
   nlohmann::json hello;
 };
 
+/// Limits on connections that have not proven they are this run's agents: an agent connects once
+/// and proves itself in one round trip, so anything else is an intruder and must not grow the
+/// launcher's memory or crowd the agents out.
+inline constexpr std::size_t kMaxPendingAgents = 64;           ///< unproven at once; past it the oldest is shed
+inline constexpr std::size_t kMaxPendingAgentBytes = 16u << 10;  ///< buffered per unproven connection
+inline constexpr auto kPendingAgentDeadline = std::chrono::seconds(10);  ///< to prove itself
+inline constexpr auto kPendingAgentGrace = std::chrono::milliseconds(250);  ///< never shed younger than this
+
 class AgentRendezvous {
  public:
   /// Listens on `address` (a free port) for agents connecting back. Throws LaunchError naming it.
@@ -98,20 +106,27 @@ class AgentRendezvous {
   /// Reads pending connection `fd`; an agent whose first sealed message verified comes back. A
   /// connection that fails (wrong token, garbage) is closed: another may still be the real agent.
   std::optional<ArrivedAgent> read_pending(int fd, std::vector<std::string>& refused);
+  /// Closes the connections that did not prove themselves within kPendingAgentDeadline; how many.
+  std::size_t drop_expired();
+  /// Connections shed or dropped unproven so far (counted, not each logged: a flood would be noise).
+  std::size_t dropped() const { return dropped_; }
 
  private:
   struct Pending {
+    AgentClock::time_point accepted_at;
     MessageCodec codec;
     std::string identity;
     std::string agent_nonce, launcher_nonce;
     bool answered = false;
   };
   bool try_answer(int fd, Pending& p);
+  bool shed_oldest();
 
   int listen_fd_ = -1;
   std::string host_;
   std::map<std::string, std::string> tokens_;  ///< identity -> token
   std::map<int, Pending> pending_;
+  std::size_t dropped_ = 0;
 };
 
 }  // namespace shardscope::engine::launcher

@@ -386,6 +386,7 @@ void HostsLauncher::pump(int timeout_ms) {
         break;
     }
   }
+  if (rendezvous_) rendezvous_->drop_expired();  // intruders that never proved themselves
   judge_exits_of_round();
   keep_time();
 }

@@ -81,6 +81,7 @@ std::vector<std::string> shared_rank_environment(std::vector<std::string> env, c
                                                  LaunchPlan& plan) {
   // Only meaningful next to the --collector the launcher adds; never inherited from outside.
   unset_env(env, sessions::kCollectorSecretVariable);
+  unset_env(env, sessions::kCollectorKeyFdVariable);
   for (const auto& [key, value] : r.extra_env) set_env(env, key, value);
   const NodePlacement node = r.placement ? *r.placement : NodePlacement{"", 0, 1, 0, local};
   for (const auto& [key, value] :
@@ -187,7 +188,10 @@ LaunchPlan make_launch_plan(const LaunchRequest& r) {
 void attach_session(LaunchPlan& plan, const std::string& collector_address, const std::string& secret) {
   for (auto& spec : plan.ranks) {
     spec.command.argv.insert(spec.command.argv.end(), {"--collector", collector_address});
-    set_env(spec.command.env, sessions::kCollectorSecretVariable, secret);
+    // Its own key only, on a pipe: the environment of a process is readable by the same user for
+    // its whole life (/proc/<pid>/environ), a pipe's bytes are gone once the rank reads them.
+    spec.command.key_handover = sessions::rank_key(secret, spec.rank);
+    set_env(spec.command.env, sessions::kCollectorKeyFdVariable, std::to_string(sessions::kCollectorKeyFd));
   }
 }
 

@@ -81,8 +81,9 @@ struct LaunchPlan {
 /// the flag and the remedy when the flags contradict each other or the machine lacks GPUs.
 LaunchPlan make_launch_plan(const LaunchRequest& request);
 
-/// Points every rank at the run's collector: `--collector ADDRESS` on its command line, and the run's
-/// secret in SHARDSCOPE_COLLECTOR_SECRET (an environment variable, so `ps` never shows it).
+/// Points every rank at the run's collector: `--collector ADDRESS` on its command line, and the rank's
+/// own key (sessions::rank_key of the run's secret) on descriptor 3, named by
+/// SHARDSCOPE_COLLECTOR_KEY_FD: never on a command line, never in an environment.
 void attach_session(LaunchPlan& plan, const std::string& collector_address, const std::string& secret);
 
 /// Logical CPUs this process may run on (its affinity mask), at least 1.

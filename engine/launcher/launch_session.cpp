@@ -52,8 +52,8 @@ std::unique_ptr<sessions::TcpEventSink> join_when_listening(const sessions::TcpS
 
 LaunchSession::LaunchSession(const LaunchSessionOptions& o) : secret_(o.secret ? *o.secret : sessions::new_run_secret()) {
   sessions::TcpSinkOptions tcp;
-  tcp.secret = secret_;
-  tcp.rank = -1;  // a launcher
+  tcp.secret = sessions::rank_key(secret_, -1);  // a launcher proves itself as rank -1
+  tcp.rank = -1;
   try {
     if (o.join) {
       where_ = "the collector at " + *o.join;

@@ -38,7 +38,7 @@ class LaunchSession {
   LaunchSession& operator=(const LaunchSession&) = delete;
 
   const std::string& uid() const { return uid_; }
-  /// The run's secret: every rank gets it in SHARDSCOPE_COLLECTOR_SECRET, never on a command line.
+  /// The run's secret: each rank gets only its own key derived from it (attach_session).
   const std::string& secret() const { return secret_; }
   /// "ADDR:PORT", what every rank is given with --collector.
   const std::string& collector_address() const { return address_; }

@@ -22,21 +22,31 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-// Every descriptor from 3 up except `keep` (the exec-status pipe): a rank must not hold the
-// collector's sockets or another rank's pipes open.
-void close_other_descriptors(int keep) {
+// Every descriptor from `first` up except `keep` (the exec-status pipe, above `first`): a rank must
+// not hold the collector's sockets or another rank's pipes open.
+void close_other_descriptors(int first, int keep) {
 #ifdef SYS_close_range
-  if (::syscall(SYS_close_range, 3u, static_cast<unsigned>(keep - 1), 0u) == 0 &&
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), static_cast<unsigned>(keep - 1), 0u) == 0 &&
       ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0u, 0u) == 0)
     return;
 #endif
-  for (int fd = 3; fd < 4096; ++fd)
+  for (int fd = first; fd < 4096; ++fd)
     if (fd != keep) ::close(fd);
+}
+
+// Puts the key pipe's read end on descriptor 3 for the exec'd rank (status_fd moved out of its way
+// first) and returns the first descriptor to close; async-signal-safe.
+int place_key_descriptor(int key_fd, int& status_fd) {
+  if (key_fd < 0) return 3;
+  if (status_fd <= 3) status_fd = ::fcntl(status_fd, F_DUPFD_CLOEXEC, 4);
+  if (key_fd != 3) ::dup2(key_fd, 3);
+  ::fcntl(3, F_SETFD, 0);  // survives exec (dup2 clears close-on-exec; key_fd == 3 kept it)
+  return 4;
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only (the launcher has threads).
 [[noreturn]] void exec_child(const char* program, char* const* argv, char* const* envp, int in_fd, int out_fd,
-                             int err_fd, int status_fd, pid_t launcher) {
+                             int err_fd, int status_fd, int key_fd, pid_t launcher) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != launcher) ::_exit(127);  // the launcher died before prctl took effect
@@ -51,7 +61,7 @@ void close_other_descriptors(int keep) {
   if (stdin_source >= 0) ::dup2(stdin_source, 0);
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);
-  close_other_descriptors(status_fd);
+  close_other_descriptors(place_key_descriptor(key_fd, status_fd), status_fd);
   ::execve(program, argv, envp);
   const int error = errno;
   [[maybe_unused]] const auto written = ::write(status_fd, &error, sizeof error);
@@ -69,15 +79,31 @@ LaunchError spawn_error(const std::string& what, const std::string& program, int
   return LaunchError(LaunchError::Kind::kEnvironment, "cannot start " + what + " " + program + ": " + std::strerror(error));
 }
 
+// A pipe already holding `bytes` and closed for writing: the child reads them, then end of file.
+// A key is far below a pipe's capacity (64 KiB), so the write never blocks.
+int handover_pipe(const std::string& bytes) {
+  int fds[2] = {-1, -1};
+  if (bytes.empty()) return -1;
+  if (bytes.size() > 4096 || ::pipe2(fds, O_CLOEXEC) != 0) return -2;
+  const ssize_t n = ::write(fds[1], bytes.data(), bytes.size());
+  ::close(fds[1]);
+  if (n != static_cast<ssize_t>(bytes.size())) {
+    ::close(fds[0]);
+    return -2;
+  }
+  return fds[0];
+}
+
 }  // namespace
 
 RankProcess RankProcess::spawn(const RankCommand& command, const std::string& what) {
   std::vector<char*> argv = c_strings(command.argv), envp = c_strings(command.env);
   int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, in[2] = {-1, -1};
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0 ||
+  int key = handover_pipe(command.key_handover);
+  if (key == -2 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0 ||
       (command.stdin_pipe && ::pipe2(in, O_CLOEXEC) != 0)) {
     const int error = errno;
-    for (int* fd : {&out[0], &out[1], &err[0], &err[1], &status[0], &status[1], &in[0], &in[1]}) close_fd(*fd);
+    for (int* fd : {&out[0], &out[1], &err[0], &err[1], &status[0], &status[1], &in[0], &in[1], &key}) close_fd(*fd);
     throw spawn_error(what, command.program, error);
   }
   // Signals stay blocked across fork so the launcher's handlers never run in the child.
@@ -87,10 +113,10 @@ RankProcess RankProcess::spawn(const RankCommand& command, const std::string& wh
   const pid_t launcher = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0)
-    exec_child(command.program.c_str(), argv.data(), envp.data(), in[0], out[1], err[1], status[1], launcher);
+    exec_child(command.program.c_str(), argv.data(), envp.data(), in[0], out[1], err[1], status[1], key, launcher);
   const int fork_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  for (int* fd : {&out[1], &err[1], &status[1], &in[0]}) close_fd(*fd);
+  for (int* fd : {&out[1], &err[1], &status[1], &in[0], &key}) close_fd(*fd);
   if (pid < 0) {
     for (int* fd : {&out[0], &err[0], &status[0], &in[1]}) close_fd(*fd);
     throw spawn_error(what, command.program, fork_error);

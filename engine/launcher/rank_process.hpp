@@ -17,6 +17,9 @@ struct RankCommand {
   std::vector<std::string> argv;  ///< argv[0] included
   std::vector<std::string> env;   ///< the whole environment, "KEY=VALUE"
   bool stdin_pipe = false;        ///< stdin from a pipe the launcher writes (ssh to a node agent), not /dev/null
+  /// Bytes the child reads from descriptor sessions::kCollectorKeyFd (3) up to its end: the rank's
+  /// collector key, handed over outside its environment. Empty: no descriptor 3.
+  std::string key_handover;
 };
 
 class RankProcess {

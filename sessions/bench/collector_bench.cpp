@@ -21,6 +21,7 @@
 #include "sessions/build_info.hpp"
 #include "sessions/collector.hpp"
 #include "sessions/event_sink.hpp"
+#include "sessions/run_secret.hpp"
 #include "sessions/host_probe.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/session_summary.hpp"
@@ -94,7 +95,7 @@ constexpr const char* kBenchSecret = "collector-bench-secret-0123456789abcdef";
 void send_run_start(int port, const Options& o) {
   TcpSinkOptions sink_options;
   sink_options.port = port;
-  sink_options.secret = kBenchSecret;
+  sink_options.secret = rank_key(kBenchSecret, -1);
   sink_options.rank = -1;
   TcpEventSink sink(sink_options);
   RunStart start;
@@ -110,7 +111,7 @@ void send_run_start(int port, const Options& o) {
 RankResult run_rank(int rank, int port, const Options& o) {
   TcpSinkOptions sink_options;
   sink_options.port = port;
-  sink_options.secret = kBenchSecret;
+  sink_options.secret = rank_key(kBenchSecret, rank);
   sink_options.rank = rank;
   TcpEventSink sink(sink_options);
   RankResult result;

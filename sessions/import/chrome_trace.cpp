@@ -238,9 +238,27 @@ ChromeTrace parse_chrome_trace(std::string_view json_text, const std::string& fi
   return out;
 }
 
+namespace {
+
+std::string hex_byte(char c) {
+  static const char* kHex = "0123456789abcdef";
+  const auto byte = static_cast<unsigned char>(c);
+  return {kHex[byte >> 4], kHex[byte & 15]};
+}
+
+}  // namespace
+
 ChromeTrace read_chrome_trace(const std::string& path, const ChromeTraceOptions& options) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0)
     throw ImportError(path + ": gzip-compressed traces are not read directly; gunzip it first");
+  // A trace is JSON: its first byte after white space opens an object or an array. Checked on the
+  // first 4 KiB, so a 2 GB file of something else is refused before it is read.
+  const std::string head = read_file_from(path, 0, 4096);
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && head[first] != '{' && head[first] != '[')
+    throw ImportError(path + ": not a Chrome trace: a trace is JSON starting with '{' or '[', this file starts with "
+                             "byte 0x" + hex_byte(head[first]) + " at offset " + std::to_string(first) +
+                      "; pass the .json the PyTorch profiler wrote (tensorboard_trace_handler or export_chrome_trace)");
   return parse_chrome_trace(read_file_bytes(path, kMaxTraceFileBytes), path, options);
 }
 

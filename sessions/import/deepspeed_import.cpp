@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "configs/display_text.hpp"
 #include "sessions/event_sink.hpp"
 #include "sessions/import/chrome_trace.hpp"
 #include "sessions/import/deepspeed_run_facts.hpp"
@@ -43,12 +44,30 @@ struct ImportRun {
   }
 };
 
+// A log is text: a NUL byte, or more than a tenth of the first 64 KiB outside UTF-8, is some other
+// file given by mistake (random bytes made an empty session of garbage log lines). Colour escapes
+// and carriage returns of progress bars are text.
+void check_text_log(const std::string& path, std::string_view bytes) {
+  const std::string_view head = bytes.substr(0, 64u << 10);
+  const auto nul = head.find('\0');
+  if (nul != std::string_view::npos)
+    throw ImportError(path + ": not a text log (a NUL byte at offset " + std::to_string(nul) +
+                      "); pass the log DeepSpeed's launcher or a rank printed");
+  const std::size_t invalid = configs::invalid_utf8_bytes(head);
+  if (invalid * 10 > head.size())
+    throw ImportError(path + ": not a text log (" + std::to_string(invalid) + " of its first " +
+                      std::to_string(head.size()) + " bytes are not UTF-8); pass the log DeepSpeed's launcher or a "
+                      "rank printed");
+}
+
 void read_logs(ImportRun& run) {
   for (const auto& path : run.sources.log_files) {
     // A per-rank log of --enable_each_rank_log ("..._rank3.log") holds that rank's lines.
     const auto rank = rank_from_trace_file_name(path);
     DeepSpeedLogParser parser(path, rank.value_or(-1));
-    parser.feed_text(read_file_bytes(path, kMaxTextFileBytes));
+    const std::string bytes = read_file_bytes(path, kMaxTextFileBytes);
+    check_text_log(path, bytes);
+    parser.feed_text(bytes);
     parser.finish();
     for (auto& e : parser.take_events()) {
       if (std::holds_alternative<StepMetrics>(e) || std::holds_alternative<TimerBreakdown>(e)) run.steps.add(e, false);
@@ -242,7 +261,9 @@ std::string import_result_text(const DeepSpeedImportResult& r) {
 DeepSpeedImportResult import_deepspeed_run_into(const std::string& path, const DeepSpeedImportSources& sources,
                                                 const DeepSpeedImportOptions& options) {
   std::error_code ignored;
-  const bool existed = std::filesystem::exists(path, ignored);
+  // Whatever the user gave (a file, a link, even a dangling one) is theirs: only a file this import
+  // created is removed when it fails.
+  const bool existed = std::filesystem::exists(std::filesystem::symlink_status(path, ignored));
   try {
     Store store = Store::open_or_create(path);
     return import_deepspeed_run(store, sources, options);

@@ -236,6 +236,9 @@ std::vector<MonitorSeries> read_tensorboard_folder(const std::string& folder) {
   std::sort(files.begin(), files.end());
   std::map<std::string, MonitorSeries> by_tag;
   for (const auto& path : files) {
+    // The first record's header proves the format before a byte more is read: a 2 GB file of
+    // something else is refused in its first 12 bytes, not after reading all of it.
+    split_tfrecords(read_file_from(path.string(), 0, 12), path.string(), /*allow_truncated_tail=*/true);
     const std::string bytes = read_file_bytes(path.string(), kMaxTraceFileBytes);
     const auto records = split_tfrecords(bytes, path.string(), /*allow_truncated_tail=*/true);
     for (const auto record : records) {

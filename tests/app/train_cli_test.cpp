@@ -2,6 +2,9 @@
 // uninterrupted run would with the same loss, and the errors for bad configs and flags.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <regex>
 #include <string>
@@ -138,6 +141,24 @@ TEST_F(TrainCli, UnreadableInputsExit2NamingTheFile) {
     EXPECT_EQ(r.exit_code, 2) << c.phrase << ": " << r.err;
     EXPECT_NE(r.err.find(c.phrase), std::string::npos) << r.err;
   }
+}
+
+// Issue 31: a --session that is a link, and a --load that is no folder, exited 1; the README says 2.
+TEST_F(TrainCli, ASessionLinkAndALoadThatIsNoFolderExit2) {
+  const std::string link = dir_ + "/link.db";
+  ASSERT_EQ(::symlink((dir_ + "/nowhere.db").c_str(), link.c_str()), 0);
+  auto args = train_args(1);
+  args.insert(args.end(), {"--session", link});
+  auto r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(link + " is a symbolic link"), std::string::npos) << r.err;
+  struct stat st {};
+  EXPECT_NE(::stat((dir_ + "/nowhere.db").c_str(), &st), 0) << "nothing was created at the link's target";
+  args = train_args(1);
+  args.insert(args.end(), {"--load", dir_ + "/ds.json"});
+  r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir_ + "/ds.json"), std::string::npos) << r.err;
 }
 
 TEST_F(TrainCli, AModelTooLargeToBuildIsOneLineNotABacktrace) {

@@ -189,6 +189,25 @@ TEST(DeepSpeedCheckpoint, NamesTheFirstFileThatDoesNotBelongToTheSave) {
   EXPECT_TRUE(contains(e, "zero_pp_rank_7_mp_rank_00_optim_states.pt: does not belong to this tag")) << e;
 }
 
+// Issue 31: a stage-2 `train --load` accepted a model-states file whose CRC-32 `ckpt info` reported
+// as wrong (the model states are read on every open, their CRC-32 was checked only by ckpt info).
+TEST(DeepSpeedCheckpoint, AModelStatesFileThatChangedIsRefusedOnEveryOpen) {
+  const test::Folder dir;
+  const std::string folder = dir.file("global_step4");
+  write_checkpoint(folder, new_save_id());
+  const std::string states = folder + "/" + model_states_file_name(3, 0);  // rank 0's, read on every open
+  ASSERT_TRUE(fs::exists(states)) << states;
+  const auto original = test::read_bytes(states);
+  auto flipped = original;
+  flipped[flipped.size() - 200] ^= 0x01;  // inside the stored data, before the zip's directory
+  test::write_bytes(states, flipped);
+  const std::string e = error_of(folder);  // no verify_content: what train --load does
+  EXPECT_TRUE(contains(e, states + ": ")) << e;
+  EXPECT_FALSE(e.empty()) << "a changed model-states file was accepted";
+  test::write_bytes(states, original);
+  EXPECT_EQ(error_of(folder), "");
+}
+
 TEST(DeepSpeedCheckpoint, AnInterruptedSaveSaysSo) {
   const test::Folder dir;
   const std::string folder = dir.file("global_step4");
@@ -251,6 +270,27 @@ TEST(CheckpointFolder, TagsAreRealSubFoldersWithAModelStatesFile) {
   fs::create_directories(dir.file("notes"));
   fs::create_directory_symlink(dir.file("global_step1"), dir.file("linked"));
   EXPECT_EQ(checkpoint_tags(dir.path()), std::vector<std::string>{"global_step1"});
+}
+
+// Issue 31: a save interrupted before rank 0's model states existed left its folder and .tmp files
+// forever, listed by nothing; now it is a tag (an incomplete one, which opening says), so `ckpt
+// info` shows it and the next save's sweep of every tag's temporaries removes them.
+TEST(CheckpointFolder, AFolderOfAnInterruptedSavesTemporariesIsATag) {
+  const test::Folder dir;
+  fs::create_directories(dir.file("global_step1"));
+  std::ofstream(dir.file("global_step1/mp_rank_00_model_states.pt")) << "x";
+  fs::create_directories(dir.file("global_step2"));
+  std::ofstream(dir.file("global_step2/zero_pp_rank_1_mp_rank_00_optim_states.pt.tmp.4242")) << "half";
+  fs::create_directories(dir.file("scratch"));
+  std::ofstream(dir.file("scratch/notes.txt.tmp.1")) << "not a checkpoint file";
+  EXPECT_EQ(checkpoint_tags(dir.path()), (std::vector<std::string>{"global_step1", "global_step2"}));
+  try {
+    DeepSpeedCheckpoint c(dir.file("global_step2"));
+    FAIL() << "an interrupted save opened";
+  } catch (const CheckpointError& e) {
+    EXPECT_TRUE(contains(e.what(), "not a complete checkpoint tag")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "leftover temporary files of an interrupted write")) << e.what();
+  }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // DeepSpeed's message inside ours where it raises.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -97,6 +99,36 @@ TEST(Hostfile, AMissingFileMeansALocalRunAndADirectoryIsRefused) {
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->path, path);
   EXPECT_EQ(read->hosts.size(), 2u);
+}
+
+// Issue 31: a symlink loop was "no hostfile" and the launch went on locally.
+TEST(Hostfile, ALoopingOrDanglingLinkIsRefusedNotTakenForNoHostfile) {
+  const std::string loop = ::testing::TempDir() + "/hostfile_test_loop";
+  const std::string dangling = ::testing::TempDir() + "/hostfile_test_dangling";
+  ::unlink(loop.c_str());
+  ::unlink(dangling.c_str());
+  ASSERT_EQ(::symlink(loop.c_str(), loop.c_str()), 0);
+  ASSERT_EQ(::symlink("/nonexistent/hosts", dangling.c_str()), 0);
+  for (const auto& path : {loop, dangling}) {
+    try {
+      read_hostfile(path);
+      ADD_FAILURE() << path << " was taken for no hostfile";
+    } catch (const HostfileError& e) {
+      EXPECT_TRUE(contains(e.what(), path)) << e.what();
+      EXPECT_TRUE(contains(e.what(), "symbolic link")) << e.what();
+    }
+  }
+  ::unlink(loop.c_str());
+  ::unlink(dangling.c_str());
+}
+
+TEST(Hostfile, AHostNameWithAControlCharacterIsRefused) {
+  try {
+    parse_hostfile("node\x1b]0;owned\x07 slots=1\n", "hf");
+    FAIL() << "accepted";
+  } catch (const HostfileError& e) {
+    EXPECT_TRUE(contains(e.what(), "hf:1: host name")) << e.what();
+  }
 }
 
 // Where DeepSpeed would accept a selection and fail later, the selection fails now.

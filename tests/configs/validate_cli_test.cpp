@@ -135,4 +135,21 @@ TEST_F(ValidateCli, DevicesAndDirectoriesAreRefusedByTypeWithExit2) {
   EXPECT_NE(dir.output.find(": is a directory, not a JSON config file"), std::string::npos) << dir.output;
 }
 
+// Issue 31: an unknown key holding an escape sequence cleared the screen of whoever validated it.
+TEST_F(ValidateCli, AKeyFromTheFileIsShownEscaped) {
+  const std::string path = std::filesystem::temp_directory_path() / "shardscope_escape_key.json";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("{\"train_batch_size\": 8, \"bad\\u001b[2J\\u001b]0;owned\\u0007key\": 1}", f);
+    std::fclose(f);
+  }
+  const CliRun run = run_cli(path);
+  EXPECT_NE(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("unknown key"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find('\x1b'), std::string::npos) << "a raw ESC reached the terminal";
+  EXPECT_EQ(run.output.find('\x07'), std::string::npos);
+  EXPECT_NE(run.output.find("bad\\x1b[2J\\x1b]0;owned\\x07key"), std::string::npos) << run.output;
+  std::filesystem::remove(path);
+}
+
 }  // namespace

@@ -14,6 +14,7 @@
 #include "engine/launcher/local_launcher.hpp"
 #include "engine/launcher/port_check.hpp"
 #include "engine/launcher/rank_output.hpp"
+#include "sessions/run_secret.hpp"
 #include "tests/engine/temp_dir.hpp"
 #include "tests/process_helpers.hpp"
 
@@ -216,7 +217,16 @@ TEST(LauncherPlan, UserSettingsWin) {
   attach_session(plan, "127.0.0.1:4567", "secret-abc123");
   EXPECT_EQ(plan.ranks[1].command.argv,
             (std::vector<std::string>{"/bin/true", "--device=cpu", "--collector", "127.0.0.1:4567"}));
-  EXPECT_EQ(env_of(plan.ranks[1], "SHARDSCOPE_COLLECTOR_SECRET"), "secret-abc123");
+  // Each rank gets its own key on descriptor 3, and neither it nor the run's secret is in its environment.
+  EXPECT_EQ(env_of(plan.ranks[1], "SHARDSCOPE_COLLECTOR_KEY_FD"), "3");
+  EXPECT_EQ(env_of(plan.ranks[1], "SHARDSCOPE_COLLECTOR_SECRET"), "<unset>");
+  EXPECT_EQ(plan.ranks[1].command.key_handover, sessions::rank_key("secret-abc123", 1));
+  EXPECT_NE(plan.ranks[0].command.key_handover, plan.ranks[1].command.key_handover);
+  for (const auto& spec : plan.ranks)
+    for (const auto& entry : spec.command.env) {
+      EXPECT_EQ(entry.find("secret-abc123"), std::string::npos) << entry;
+      EXPECT_EQ(entry.find(spec.command.key_handover), std::string::npos) << entry;
+    }
 }
 
 TEST(LauncherPlan, GpuRanksSeeTheSelectedDevices) {

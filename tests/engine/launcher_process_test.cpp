@@ -277,7 +277,7 @@ TEST_F(LauncherProcess, AMissingProgramIsNamed) {
 }
 
 TEST_F(LauncherProcess, TheSessionRecordsRanksLinesAndExitCodes) {
-  auto r = request(2, R"(echo "secret=${#SHARDSCOPE_COLLECTOR_SECRET} args=$*"
+  auto r = request(2, R"(echo "secret=${#SHARDSCOPE_COLLECTOR_SECRET} key=$(head -c 64 <&$SHARDSCOPE_COLLECTOR_KEY_FD | wc -c) args=$*"
 if [ "$RANK" = 1 ]; then sleep 0.3; echo "error: rank 1 lost its data" >&2; exit 4; fi
 echo "warning: rank 0 is slow" >&2
 sleep 30)");
@@ -292,8 +292,9 @@ sleep 30)");
   const auto outcome = launch_local(r, out_, err_);
   EXPECT_EQ(outcome.exit_code, 4);
   ASSERT_EQ(outcome.session_uid.size(), 32u);
-  // The secret reaches the rank in its environment (64 hex digits), not on its command line.
-  EXPECT_TRUE(contains(out_.str(), "[rank 0] secret=64 args=--steps 3 --device cpu --collector 127.0.0.1:"))
+  // The rank's key (64 hex digits) reaches it on descriptor 3, not in its environment, not on its
+  // command line.
+  EXPECT_TRUE(contains(out_.str(), "[rank 0] secret=0 key=64 args=--steps 3 --device cpu --collector 127.0.0.1:"))
       << out_.str();
 
   auto store = sessions::Store::open(dir_.file("runs.db"));

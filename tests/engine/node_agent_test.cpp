@@ -3,7 +3,10 @@
 // connect-back transports; a real `shardscope node --connect` process meeting an AgentRendezvous.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -288,6 +291,87 @@ TEST(NodeAgent, ConnectsBackAndProvesItselfWithTheTokenItPrinted) {
   const auto end = Clock::now() + std::chrono::seconds(10);
   while (!agent.try_reap() && Clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_TRUE(agent.exited());
+}
+
+// Resident memory of this process in KiB (VmRSS).
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+int connect_loopback(const std::string& address) {
+  const auto colon = address.rfind(':');
+  sockaddr_in where{};
+  where.sin_family = AF_INET;
+  where.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+  where.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&where), sizeof where), 0);
+  return fd;
+}
+
+// Issue 31: 100 connections by another user took the launcher from 357 to 767 MB (4 MiB buffered
+// per half-sent frame, no cap, no deadline). Now 300 idle connections and 100 that announce a 4 MiB
+// frame and trickle it cost little, are capped at kMaxPendingAgents, and the real agent still arrives.
+TEST(NodeAgent, IntrudersOnTheRendezvousAreCappedAndCostLittleAndTheAgentStillArrives) {
+  AgentRendezvous rendezvous("127.0.0.1");
+  const long before = resident_kib();
+  std::vector<int> intruders;
+  std::vector<std::string> refused;
+  for (int i = 0; i < 400; ++i) {
+    intruders.push_back(connect_loopback(rendezvous.address()));
+    if (i >= 300) {
+      const std::uint32_t length = 4u << 20;
+      std::string partial(reinterpret_cast<const char*>(&length), 4);
+      partial += std::string(60000, 'x');
+      [[maybe_unused]] const auto n = ::send(intruders.back(), partial.data(), partial.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    if (i % 50 == 49) {
+      rendezvous.accept_all();
+      for (int fd : rendezvous.pending_fds()) rendezvous.read_pending(fd, refused);
+    }
+    // Once the idle ones are past the grace, the next ones shed them (and are read, and refused).
+    if (i == 299) std::this_thread::sleep_for(kPendingAgentGrace + std::chrono::milliseconds(50));
+  }
+  rendezvous.accept_all();
+  for (int fd : rendezvous.pending_fds()) rendezvous.read_pending(fd, refused);
+  EXPECT_LE(rendezvous.pending_fds().size(), kMaxPendingAgents);
+  EXPECT_GE(refused.size(), 1u);
+  EXPECT_LT(resident_kib() - before, 32 << 10) << "KiB grown for 400 intruders";
+  std::this_thread::sleep_for(kPendingAgentGrace + std::chrono::milliseconds(50));  // the intruders are old now
+
+  RankCommand command;
+  command.program = SHARDSCOPE_CLI_PATH;
+  command.argv = {SHARDSCOPE_CLI_PATH, "node", "--connect", rendezvous.address(), "--node_rank", "0"};
+  command.env = {"PATH=/usr/bin:/bin"};
+  RankProcess agent = RankProcess::spawn(command);
+  std::string out;
+  std::optional<ArrivedAgent> arrived;
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (!arrived && Clock::now() < deadline) {
+    char buffer[4096];
+    const ssize_t n = ::read(agent.stdout_fd(), buffer, sizeof buffer);
+    if (n > 0) {
+      out.append(buffer, static_cast<std::size_t>(n));
+      if (const auto token = parse_agent_token_line(out)) rendezvous.add_token(token->first, token->second);
+    }
+    rendezvous.accept_all();
+    for (int fd : rendezvous.pending_fds())
+      if (!arrived) arrived = rendezvous.read_pending(fd, refused);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(arrived) << "agent output: " << out;
+  EXPECT_EQ(arrived->identity, "node=0");
+  EXPECT_GE(rendezvous.dropped(), 1u);
+  AgentLink link;
+  link.attach(arrived->fd, arrived->fd, true, std::move(arrived->codec));
+  link.send(message_of("stop"));
+  const auto end = Clock::now() + std::chrono::seconds(10);
+  while (!agent.try_reap() && Clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int fd : intruders) ::close(fd);
 }
 
 }  // namespace

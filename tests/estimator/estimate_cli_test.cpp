@@ -158,5 +158,20 @@ TEST(EstimateCli, FilesThatAreNotFilesExit2NamingThem) {
   }
 }
 
+// Issue 31: a model_type holding an escape sequence reached the terminal raw in the error.
+TEST(EstimateCli, AModelTypeFromTheFileIsShownEscapedAndCut) {
+  const std::string path = std::filesystem::temp_directory_path() / "shardscope_escape_config.json";
+  std::ofstream(path) << "{\"model_type\": \"x\\u001b[2J\\u001b]0;owned\\u0007" << std::string(100000, 'y')
+                      << "\"}";
+  const auto r = run_cli({"estimate", "--hf-config", path});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a raw ESC reached the terminal";
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos);
+  EXPECT_NE(r.err.find("x\\x1b[2J\\x1b]0;owned\\x07yyy"), std::string::npos) << r.err.substr(0, 400);
+  EXPECT_NE(r.err.find("bytes of this line left out"), std::string::npos) << r.err.substr(0, 400);
+  EXPECT_LT(r.err.size(), 2000u);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace shardscope::estimator

@@ -23,6 +23,7 @@
 #include "sessions/collector_handshake.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/event_codec.hpp"
+#include "sessions/run_secret.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/tcp_connect.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
@@ -49,7 +50,7 @@ int connect_as_rank(int port, int rank) {
   hello.host = "fuzz-host";
   hello.pid = ::getpid();
   try {
-    client_handshake(fd, kFuzzSecret, hello, 5000, "127.0.0.1:" + std::to_string(port));
+    client_handshake(fd, rank_key(kFuzzSecret, rank), hello, 5000, "127.0.0.1:" + std::to_string(port));
   } catch (const std::exception& e) {
     shardscope::fuzz::fail(std::string("the handshake failed: ") + e.what());
   }

@@ -1,6 +1,9 @@
 // Writes the collector_fuzzer's seed corpus: one file per event type (and one whole small run),
-// each the byte stream a rank sends after its Hello, made by the real encoder. Run it again when
+// each the byte stream a rank sends after its Hello, made by the real encoder; and, given a second
+// folder, the collector_handshake_fuzzer's: what reaches the collector from a connection's first
+// byte (a Hello whose proof is wrong, one followed by events, other protocols). Run it again when
 // the wire format changes: build-fuzz/tests/fuzz/make_event_seeds tests/fuzz/corpus/collector_fuzzer
+// tests/fuzz/corpus/collector_handshake_fuzzer
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -66,11 +69,40 @@ void write(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
+// First bytes of a connection: Hellos no fuzzer can prove (a proof under a key it does not know).
+void write_handshake_seeds(const std::string& dir) {
+  Hello hello;
+  hello.protocol_version = kProtocolVersion;
+  hello.rank = 1;
+  hello.host = "node-a";
+  hello.pid = 4242;
+  hello.client_nonce.fill(7);
+  hello.proof.fill(9);
+  std::string frame;
+  encode_hello(hello, frame);
+  write(dir + "/hello.bin", frame);
+  std::string then_events = frame;
+  for (const auto& [name, event] : events()) encode_event(event, then_events);
+  write(dir + "/hello_then_events.bin", then_events);
+  write(dir + "/hello_half.bin", frame.substr(0, frame.size() / 2));
+  hello.rank = -1;
+  std::string launcher;
+  encode_hello(hello, launcher);
+  encode_event(run_start(), launcher);
+  write(dir + "/launcher_hello_run_start.bin", launcher);
+  std::string events_first;
+  for (const auto& [name, event] : events()) encode_event(event, events_first);
+  write(dir + "/events_without_hello.bin", events_first);
+  write(dir + "/http.bin", "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  write(dir + "/huge_length.bin", std::string("\xff\xff\xff\x7f\x01", 5));
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: make_event_seeds DIR\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: make_event_seeds DIR [HANDSHAKE_DIR]\n");
     return 2;
   }
+  if (argc == 3) write_handshake_seeds(argv[2]);
   std::string whole_run;
   for (const auto& [name, event] : events()) {
     std::string frame;

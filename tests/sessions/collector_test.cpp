@@ -5,8 +5,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -16,6 +18,7 @@
 #include "sessions/errors.hpp"
 #include "sessions/event_codec.hpp"
 #include "sessions/event_sink.hpp"
+#include "sessions/run_secret.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 #include "tests/process_helpers.hpp"
@@ -55,7 +58,16 @@ CollectorOptions options_for(const std::string& path, CapturedLog* log = nullptr
 TcpSinkOptions sink_for(const Collector& collector, int rank, const std::string& secret = kSecret) {
   TcpSinkOptions o;
   o.port = collector.port();
-  o.secret = secret;
+  o.secret = rank_key(secret, rank);  // what the launcher hands each rank
+  o.rank = rank;
+  return o;
+}
+
+// A client that proves `rank` with a key it holds verbatim (an attacker's stolen key).
+TcpSinkOptions sink_with_key(const Collector& collector, int rank, const std::string& key) {
+  TcpSinkOptions o;
+  o.port = collector.port();
+  o.secret = key;
   o.rank = rank;
   return o;
 }
@@ -77,7 +89,7 @@ int proven_connection(int port, int rank) {
   hello.rank = rank;
   hello.host = "test-host";
   hello.pid = 1;
-  client_handshake(fd, kSecret, hello, 2000, "127.0.0.1:" + std::to_string(port));
+  client_handshake(fd, rank_key(kSecret, rank), hello, 2000, "127.0.0.1:" + std::to_string(port));
   return fd;
 }
 
@@ -168,6 +180,160 @@ TEST(Collector, IngestsEveryRankAndSurvivesGarbageAndDisconnects) {
   testing::remove_store(path);
 }
 
+// Issue 31: a same-user process read rank 0's key out of its memory (it used to read the run's one
+// secret from /proc/<rank>/environ) and overwrote rank 1's steps, opened a second rank-0
+// connection and ended the run. With per-rank keys none of it works.
+TEST(Collector, RankZerosKeyCannotTouchRankOnesRowsNorTheRunsStatus) {
+  const auto path = testing::temp_path("rank_key");
+  CapturedLog log;
+  auto options = options_for(path, &log);
+  options.world_size = 2;
+  Collector collector(options);
+  collector.start();
+  const std::string key0 = rank_key(kSecret, 0);
+  {
+    TcpEventSink launcher(sink_for(collector, -1));
+    launcher.send(testing::sample_run_start("victim", 2, "{}"));
+    TcpEventSink rank0(sink_for(collector, 0));
+    TcpEventSink rank1(sink_for(collector, 1));
+    for (const auto& e : testing::sample_steps(2, 10)) (rank_of(e) == 0 ? rank0 : rank1).send(e);
+    rank0.flush();
+    rank1.flush();
+    ASSERT_TRUE(collector.wait_until_committed(5000));
+    // Rank 0's key does not prove rank 1, nor the launcher; and rank 0 is live, so not rank 0 again.
+    for (const int claimed : {1, -1, 0}) {
+      try {
+        TcpEventSink forged(sink_with_key(collector, claimed, key0));
+        ADD_FAILURE() << "rank 0's key was accepted as rank " << claimed;
+      } catch (const CollectorUnreachableError& e) {
+        EXPECT_NE(std::string(e.what()).find("refused this connection"), std::string::npos) << e.what();
+      }
+    }
+  }
+  ASSERT_TRUE(collector.wait_until_committed(5000));
+  EXPECT_TRUE(log.contains("which is already connected as rank 0"));
+  // Once rank 0 is gone its key proves rank 0 again, and still only rank 0: rank 1's step and the
+  // run's end on that connection close it with nothing written.
+  {
+    std::unique_ptr<TcpEventSink> as_rank0;  // the collector may not have seen rank 0 leave yet
+    for (int attempt = 0; attempt < 100 && !as_rank0; ++attempt) {
+      try {
+        as_rank0 = std::make_unique<TcpEventSink>(sink_with_key(collector, 0, key0));
+      } catch (const CollectorUnreachableError&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    ASSERT_TRUE(as_rank0);
+    StepMetrics fake;
+    fake.rank = 1;
+    fake.step = 3;
+    fake.loss = 1e9;
+    try {
+      as_rank0->send(fake);
+      as_rank0->send(RunEnd{"completed", 1, 1, {}});
+      as_rank0->close();
+    } catch (const CollectorUnreachableError&) {
+      // the collector may have closed it already
+    }
+  }
+  collector.stop();
+  EXPECT_GE(collector.stats().connections_refused, 3u);
+  Store store = Store::open(path);
+  const auto id = find_session(store, "victim");
+  EXPECT_EQ(load_session(store, id).info.status, "running") << "rank 0's key ended the run";
+  std::size_t rank1_steps = 0;
+  for (const auto& step : load_steps(store, id)) {
+    EXPECT_NE(step.loss, 1e9) << "rank 0's key wrote rank " << step.rank << "'s step " << step.step;
+    rank1_steps += step.rank == 1;
+  }
+  EXPECT_EQ(rank1_steps, 10u);
+  testing::remove_store(path);
+}
+
+TEST(Collector, EveryRankHasItsOwnKey) {
+  EXPECT_EQ(rank_key(kSecret, 0), rank_key(kSecret, 0));
+  EXPECT_NE(rank_key(kSecret, 0), rank_key(kSecret, 1));
+  EXPECT_NE(rank_key(kSecret, -1), rank_key(kSecret, 0));
+  EXPECT_NE(rank_key(kSecret, 0), rank_key("another-run-secret-000000000000000", 0));
+  EXPECT_EQ(rank_key(kSecret, 0).size(), 64u);
+}
+
+// A connection that never finishes its handshake: idle, or a slow loris that sends part of a Hello.
+int intruder(int port, bool slow_loris) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);  // in progress; never waited for
+  if (slow_loris) {
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, 50) == 1) {
+      const char partial[] = {64, 0, 0, 0, 0};  // a Hello's length and type, then nothing
+      [[maybe_unused]] const auto n = ::send(fd, partial, sizeof partial, MSG_NOSIGNAL);
+    }
+  }
+  return fd;
+}
+
+// Issue 31: ~800 idle connections opened as soon as the port appeared made both ranks fail ("did
+// not answer in time while waiting for its challenge"). With 1,200 idle and 600 slow-loris
+// connections held, and 200 more opened every 100 ms while the ranks start, both ranks connect
+// and every step is recorded.
+TEST(Collector, AFloodOfConnectionsThatNeverProveAnythingCannotKeepTheRanksOut) {
+  const auto path = testing::temp_path("flood");
+  CapturedLog log;
+  auto options = options_for(path, &log);
+  options.world_size = 2;
+  Collector collector(options);
+  collector.start();
+  std::vector<int> held;
+  for (int i = 0; i < 1800; ++i) held.push_back(intruder(collector.port(), i >= 1200));
+  std::atomic<bool> ranks_done{false};
+  std::thread churn([&] {
+    for (int wave = 0; wave < 30 && !ranks_done; ++wave) {  // bounded: at most 3 s of waves
+      for (int i = 0; i < 200; ++i) held.push_back(intruder(collector.port(), i % 2 == 1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<std::string> failures(2);
+  {
+    std::unique_ptr<TcpEventSink> launcher;
+    try {
+      launcher = std::make_unique<TcpEventSink>(sink_for(collector, -1));
+      launcher->send(testing::sample_run_start("flooded", 2, "{}"));
+      launcher->flush();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the launcher was kept out: " << e.what();
+    }
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 2; ++r)
+      ranks.emplace_back([&, r] {
+        try {
+          TcpEventSink sink(sink_for(collector, r));
+          for (const auto& e : testing::sample_steps(2, 20))
+            if (rank_of(e) == r) sink.send(e);
+          sink.close();
+        } catch (const std::exception& e) {
+          failures[static_cast<std::size_t>(r)] = e.what();
+        }
+      });
+    for (auto& t : ranks) t.join();
+    ranks_done = true;
+  }
+  churn.join();
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(failures[static_cast<std::size_t>(r)], "") << "rank " << r << " was kept out";
+  ASSERT_TRUE(collector.wait_until_committed(10000));
+  const auto stats = collector.stats();
+  for (int fd : held) ::close(fd);
+  collector.stop();
+  EXPECT_GT(stats.connections_shed, 0u) << "the flood was shed";
+  Store store = Store::open(path);
+  EXPECT_EQ(load_steps(store, find_session(store, "flooded")).size(), 40u);
+  testing::remove_store(path);
+}
+
 // The attack of issue 22: a local process that knows the session uid (the database is readable)
 // but not the secret tries to overwrite steps, end the run and add a rank. Nothing changes.
 TEST(Collector, AConnectionWithoutTheSecretIsRefusedCountedAndWritesNothing) {
@@ -219,7 +385,7 @@ TEST(Collector, AConnectionWithoutTheSecretIsRefusedCountedAndWritesNothing) {
   Challenge challenge;
   std::memcpy(challenge.nonce.data(), challenge_bytes + 4 + 1 + 4 + 2, challenge.nonce.size());
   real.client_nonce = random_nonce();
-  real.proof = hello_proof(kSecret, challenge.nonce, real);
+  real.proof = hello_proof(rank_key(kSecret, 1), challenge.nonce, real);
   std::string replay;
   encode_hello(real, replay);
   ::close(first);
@@ -231,7 +397,7 @@ TEST(Collector, AConnectionWithoutTheSecretIsRefusedCountedAndWritesNothing) {
   collector.stop();
   // The wrong secret, the garbage proof, the connection that only read its challenge, the replay.
   EXPECT_EQ(collector.stats().connections_refused, 4u);
-  EXPECT_TRUE(log.contains("did not prove it holds this run's secret"));
+  EXPECT_TRUE(log.contains("did not prove it holds the key of the rank it claims"));
   Store store = Store::open(path);
   const auto id = find_session(store, "victim");
   const auto detail = load_session(store, id);

@@ -12,6 +12,7 @@
 #include "sessions/collector.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/event_sink.hpp"
+#include "sessions/run_secret.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
@@ -35,12 +36,13 @@ using Clock = std::chrono::steady_clock;
     collector.start();
     TcpSinkOptions o;
     o.port = collector.port();
-    o.secret = options.secret;
+    o.secret = rank_key(options.secret, -1);
     o.rank = -1;
     TcpEventSink launcher(o);
     launcher.send(testing::sample_run_start("crash-run", 1, "{}"));
     launcher.close();
     o.rank = 0;
+    o.secret = rank_key(options.secret, 0);
     TcpEventSink sink(o);
     for (std::int64_t step = 0;; ++step) {
       sink.send(TimerBreakdown{0, step, {{"forward", 1}, {"backward", 2}}});

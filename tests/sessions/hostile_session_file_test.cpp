@@ -161,6 +161,63 @@ TEST(HostileSessionFile, AWriterOnAnotherHostOrWithoutAStartTimeIsNeverJudgedDea
   EXPECT_FALSE(writer_is_gone(this_process_identity()));
 }
 
+// Only the session file's own name may not be a link: a folder on the way may be (a home folder
+// reached through one), and the file is still created there with mode 0600.
+TEST(HostileSessionFile, AFolderOnTheWayThatIsALinkIsFine) {
+  const auto real = temp_path("real_folder");
+  const auto linked = temp_path("linked_folder");
+  ::mkdir(real.c_str(), 0700);
+  ::unlink(linked.c_str());
+  ASSERT_EQ(::symlink(real.c_str(), linked.c_str()), 0);
+  {
+    Store store = Store::open_or_create(linked + "/runs.db");
+    StoreWriter writer(store);
+    writer.write("uid-linked", {testing::sample_run_start("linked", 1, "{}")});
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat((real + "/runs.db").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  testing::remove_store(real + "/runs.db");
+  ::unlink(linked.c_str());
+  ::rmdir(real.c_str());
+}
+
+// Issue 31: a dangling --db link created the session file at its target with mode 0644.
+TEST(HostileSessionFile, AWriterRefusesADanglingALoopingAndAResolvingLink) {
+  const auto target = temp_path("link_target");
+  ::unlink(target.c_str());
+  const auto dangling = temp_path("dangling_db");
+  const auto loop = temp_path("loop_db");
+  const auto good = filled_store("linked_real");
+  const auto resolving = temp_path("resolving_db");
+  ASSERT_EQ(::symlink(target.c_str(), dangling.c_str()), 0);
+  ASSERT_EQ(::symlink(loop.c_str(), loop.c_str()), 0);
+  ASSERT_EQ(::symlink(good.c_str(), resolving.c_str()), 0);
+  for (const auto& [link, what] : {std::pair{dangling, std::string(", which does not exist")},
+                                   std::pair{loop, std::string("loops")}, std::pair{resolving, "--db " + good}}) {
+    try {
+      Store::open_or_create(link);
+      ADD_FAILURE() << "a writer opened " << link;
+    } catch (const StoreError& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(link + " is a symbolic link"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+    struct stat st {};
+    ASSERT_EQ(::lstat(link.c_str(), &st), 0) << "the link the user gave is kept";
+    EXPECT_TRUE(S_ISLNK(st.st_mode));
+  }
+  struct stat st {};
+  EXPECT_NE(::stat(target.c_str(), &st), 0) << "nothing was created at the dangling link's target";
+  // A reader may follow a link that resolves; one that loops is named as such.
+  StoreOpenOptions read_only;
+  read_only.read_only = true;
+  Store reader = Store::open(resolving, read_only);
+  EXPECT_EQ(list_sessions(reader).size(), 1u);
+  EXPECT_NE(error_text(loop, read_only).find("loops"), std::string::npos);
+  for (const auto& link : {dangling, loop, resolving}) ::unlink(link.c_str());
+}
+
 TEST(HostileSessionFile, AnExportRefusesASymlinkAFifoAndADirectoryAndLeavesThemAlone) {
   const auto path = filled_store("export");
   Store store = Store::open(path);

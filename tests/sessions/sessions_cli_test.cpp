@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <sstream>
 
@@ -325,6 +326,31 @@ TEST_F(SessionsCli, ADamagedTablePrintsOneShortLine) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_LT(r.err.size(), 400u) << r.err;
   EXPECT_NE(r.err.find("its tables are damaged (SQLite: no such column: step_time_ms"), std::string::npos) << r.err;
+}
+
+// Issue 31: these exited 1 where the README's convention says 2 (an input that is not usable).
+TEST_F(SessionsCli, BadPathsExitTwoNamingThem) {
+  const auto csv = run_cli({"sessions", "export", "alpha", "--db", db_, "--csv", "/dev/null"});
+  EXPECT_EQ(csv.exit_code, 2) << csv.err;
+  EXPECT_NE(csv.err.find("--csv /dev/null exists and is not a folder"), std::string::npos) << csv.err;
+  const std::string link = testing::temp_path("cli_link") + ".db";
+  ::unlink(link.c_str());
+  ASSERT_EQ(::symlink("/nonexistent/x.db", link.c_str()), 0);
+  const std::string config = testing::temp_path("cli_ds") + ".json";
+  std::ofstream(config) << R"({"train_micro_batch_size_per_gpu": 1})";
+  const std::string out = testing::temp_path("cli_watch_out");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"sessions", "list", "--db", link},
+           {"watch", "--db", link, "--out", out, "--", "true", "--deepspeed_config", config}}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(link + " is a symbolic link"), std::string::npos) << r.err;
+  }
+  struct stat st {};
+  EXPECT_EQ(::lstat(link.c_str(), &st), 0) << "the link is kept";
+  ::unlink(link.c_str());
+  std::filesystem::remove(config);
+  std::filesystem::remove_all(out);
 }
 
 }  // namespace

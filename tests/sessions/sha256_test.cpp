@@ -2,6 +2,7 @@
 // the run secret's file checks.
 #include "sessions/sha256.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,13 +87,75 @@ TEST(RunSecret, IsRandomAndAFileMustBePrivateAndLongEnough) {
   EXPECT_FALSE(take_secret_from_environment().has_value());
 }
 
+// Issue 31: a rank's key arrives on a pipe, never in its environment (/proc/<pid>/environ).
+TEST(RunSecret, ARanksKeyIsReadFromItsDescriptorWhichIsThenClosed) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string key = rank_key("run-secret-0123456789abcdef0123456789", 1);
+  ASSERT_EQ(::write(fds[1], key.data(), key.size()), static_cast<ssize_t>(key.size()));
+  ::close(fds[1]);
+  ::setenv(kCollectorKeyFdVariable, std::to_string(fds[0]).c_str(), 1);
+  ::setenv(kCollectorSecretVariable, "ignored-when-a-descriptor-is-named", 1);
+  EXPECT_EQ(take_secret_from_environment(), key);
+  EXPECT_EQ(std::getenv(kCollectorKeyFdVariable), nullptr);
+  EXPECT_EQ(std::getenv(kCollectorSecretVariable), nullptr);
+  EXPECT_EQ(::fcntl(fds[0], F_GETFD), -1) << "the descriptor is closed once read";
+  ::setenv(kCollectorKeyFdVariable, "3x", 1);
+  EXPECT_THROW(take_secret_from_environment(), SessionsError);
+  EXPECT_FALSE(take_secret_from_environment().has_value());
+}
+
 TEST(Credentials, NamesThatLookLikeCredentialsLoseTheirValues) {
-  for (const char* name : {"WANDB_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "my_passwd", "GH_AUTH"})
+  for (const char* name : {"WANDB_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "my_passwd", "GH_AUTH",
+                           "DB_PASS", "GITHUB_PAT", "MYSQL_PWD", "SHARDSCOPE_COLLECTOR_SECRET", "SLURM_JWT"})
     EXPECT_TRUE(looks_like_credential(name)) << name;
-  for (const char* name : {"NCCL_DEBUG", "PYTHONPATH", "UCX_TLS", "OMP_NUM_THREADS"}) EXPECT_FALSE(looks_like_credential(name)) << name;
-  const auto redacted = redact_credentials({{"NCCL_DEBUG", "INFO"}, {"HF_TOKEN", "hf_x"}});
-  EXPECT_EQ(redacted[0].second, "INFO");
-  EXPECT_EQ(redacted[1].second, kRedactedValue);
+  for (const char* name : {"NCCL_DEBUG", "PYTHONPATH", "UCX_TLS", "OMP_NUM_THREADS", "PATH", "LD_LIBRARY_PATH"})
+    EXPECT_FALSE(looks_like_credential(name)) << name;
+}
+
+// Issue 31: DB_PASS, GITHUB_PAT and a DATABASE_URL with a password passed a name deny-list.
+TEST(Credentials, OnlyTheAllowListKeepsItsValues) {
+  const auto allow = EnvironmentAllowList::with_user_patterns("");
+  const auto kept = recorded_environment({{"NCCL_DEBUG", "INFO"},
+                                          {"CUDA_LAUNCH_BLOCKING", "1"},
+                                          {"MASTER_ADDR", "10.0.0.1"},
+                                          {"DB_PASS", "hunter2"},
+                                          {"GITHUB_PAT", "ghp_x"},
+                                          {"DATABASE_URL", "postgres://me:hunter2@db/x"},
+                                          {"HF_TOKEN", "hf_x"},
+                                          {"PYTHONPATH", "https://me:pw@example.org/a"},
+                                          {"MY_SETTING", "plain"}},
+                                         allow);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"NCCL_DEBUG", "INFO"},          {"CUDA_LAUNCH_BLOCKING", "1"},  {"MASTER_ADDR", "10.0.0.1"},
+      {"DB_PASS", kRedactedValue},     {"GITHUB_PAT", kRedactedValue}, {"DATABASE_URL", kRedactedValue},
+      {"HF_TOKEN", kRedactedValue},    {"PYTHONPATH", kRedactedValue}, {"MY_SETTING", kRedactedValue}};
+  EXPECT_EQ(kept, expected);
+}
+
+TEST(Credentials, TheUserExtendsTheAllowListByNameAndPrefix) {
+  const auto allow = EnvironmentAllowList::with_user_patterns("MY_SETTING, MYAPP_*,,");
+  EXPECT_TRUE(allow.allows("MY_SETTING"));
+  EXPECT_TRUE(allow.allows("MYAPP_LEVEL"));
+  EXPECT_FALSE(allow.allows("MY_SETTING2"));
+  EXPECT_FALSE(allow.allows("OTHER"));
+  EXPECT_TRUE(allow.allows("NCCL_DEBUG")) << "the built-in list stays";
+  // A user's name that reads like a credential still loses its value.
+  const auto kept = recorded_environment({{"MYAPP_TOKEN", "t"}, {"MYAPP_LEVEL", "3"}}, allow);
+  EXPECT_EQ(kept[0].second, kRedactedValue);
+  EXPECT_EQ(kept[1].second, "3");
+  ::setenv(kRecordEnvVariable, "FROM_ENV", 1);
+  EXPECT_TRUE(EnvironmentAllowList::from_environment().allows("FROM_ENV"));
+  ::unsetenv(kRecordEnvVariable);
+  EXPECT_FALSE(EnvironmentAllowList::from_environment().allows("FROM_ENV"));
+}
+
+TEST(Credentials, UrlPasswordsAreFoundWhereverTheyAre) {
+  EXPECT_TRUE(holds_url_password("postgres://user:pw@host/db"));
+  EXPECT_TRUE(holds_url_password("a;b https://u:p@h"));
+  EXPECT_FALSE(holds_url_password("https://example.org/a@b:c"));
+  EXPECT_FALSE(holds_url_password("https://user@host/"));
+  EXPECT_FALSE(holds_url_password("/usr/lib:/opt/lib"));
 }
 
 }  // namespace

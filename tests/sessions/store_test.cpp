@@ -61,15 +61,21 @@ TEST(Store, EnvironmentVariablesAreStoredWithCredentialsRedacted) {
     Store store = Store::open_or_create(path);
     StoreWriter writer(store);
     RunStart start = testing::sample_run_start("env-run", 1, "{}");
-    start.environment_variables = {{"NCCL_DEBUG", "INFO"}, {"WANDB_API_KEY", "wandb-secret-value"}};
+    start.environment_variables = {{"NCCL_DEBUG", "INFO"},
+                                   {"WANDB_API_KEY", "wandb-secret-value"},
+                                   {"DB_PASS", "db-pass-value"},
+                                   {"DATABASE_URL", "postgres://me:url-pass-value@db/x"}};
     writer.write("uid", {start});
     const auto detail = load_session(store, find_session(store, "env-run"));
-    const std::vector<std::pair<std::string, std::string>> expected = {{"NCCL_DEBUG", "INFO"},
+    const std::vector<std::pair<std::string, std::string>> expected = {{"DATABASE_URL", "<redacted>"},
+                                                                         {"DB_PASS", "<redacted>"},
+                                                                         {"NCCL_DEBUG", "INFO"},
                                                                          {"WANDB_API_KEY", "<redacted>"}};
     EXPECT_EQ(detail.environment_variables, expected);
     store.checkpoint();
   }
-  EXPECT_EQ(read_bytes(path).find("wandb-secret-value"), std::string::npos);
+  for (const char* value : {"wandb-secret-value", "db-pass-value", "url-pass-value"})
+    EXPECT_EQ(read_bytes(path).find(value), std::string::npos) << value;
   remove_store(path);
 }
 

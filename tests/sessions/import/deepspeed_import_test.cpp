@@ -141,5 +141,17 @@ TEST(DeepSpeedImport, AFailedImportIntoANewFileLeavesNoFile) {
   testing::remove_store(db);
 }
 
+// Issue 31: a failed import deleted the user's (dangling) --db link.
+TEST(DeepSpeedImport, AFailedImportNeverRemovesTheLinkItWasGiven) {
+  const auto link = testing::temp_path("import_link");
+  fs::remove(link);
+  fs::create_symlink("/nonexistent/sessions.db", link);
+  DeepSpeedImportSources sources;
+  sources.log_files = {kLog};
+  EXPECT_THROW(import_deepspeed_run_into(link, sources), StoreError);
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  fs::remove(link);
+}
+
 }  // namespace
 }  // namespace shardscope::sessions

@@ -110,5 +110,65 @@ TEST(ImportFileBytes, AnImportOfAFifoLogFailsNamingIt) {
   testing::remove_store(db);
 }
 
+// Issue 31: random bytes given as --log made a session of garbage log lines.
+TEST(ImportFileBytes, ALogOfRandomBytesIsRefusedAsNotText) {
+  const std::string log = testing::temp_path("import_random_log");
+  std::string bytes;
+  std::uint32_t x = 2463534242u;
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;  // xorshift32: bytes with no NUL bias
+    bytes.push_back(static_cast<char>((x & 0xFF) | 0x80));  // high bytes only: no NUL, mostly not UTF-8
+  }
+  testing::write_bytes(log, bytes);
+  const auto db = testing::temp_path("import_random_db");
+  Store store = Store::open_or_create(db);
+  DeepSpeedImportSources sources;
+  sources.log_files = {log};
+  try {
+    import_deepspeed_run(store, sources);
+    FAIL() << "random bytes were imported as a log";
+  } catch (const ImportError& error) {
+    EXPECT_NE(std::string(error.what()).find(log + ": not a text log"), std::string::npos) << error.what();
+  }
+  testing::write_bytes(log, std::string("[INFO] fine\n\0binary", 20));
+  EXPECT_THROW(import_deepspeed_run(store, sources), ImportError);
+  testing::write_bytes(log, "\x1b[32m[2026-01-01 10:00:00,000] [INFO] colours and \r progress\n");
+  EXPECT_NO_THROW(import_deepspeed_run(store, sources)) << "colour escapes and carriage returns are text";
+  EXPECT_EQ(list_sessions(store).size(), 1u);
+  fs::remove(log);
+  testing::remove_store(db);
+}
+
+// Issue 31: a 2 GB file given as a trace or an event file was read whole before its first byte was
+// looked at. A sparse file costs no disk; refused in its first bytes it costs no time either.
+TEST(ImportFileBytes, ATwoGigabyteFileThatIsNoTraceIsRefusedBeforeItIsRead) {
+  const std::string folder = testing::temp_path("import_big_tb");
+  fs::create_directories(folder);
+  const std::string events = folder + "/events.out.tfevents.1.host.1.0";
+  const std::string trace = testing::temp_path("import_big_trace") + ".json";
+  for (const auto& path : {events, trace}) {
+    std::ofstream(path) << "AAAAAAAAAAAAAAAA";
+    ASSERT_EQ(::truncate(path.c_str(), off_t{2} << 30), 0);
+  }
+  const auto db = testing::temp_path("import_big_db");
+  Store store = Store::open_or_create(db);
+  for (int which = 0; which < 2; ++which) {
+    DeepSpeedImportSources sources;
+    if (which == 0) sources.tensorboard_dir = folder;
+    else sources.traces = {TraceFile{0, trace}};
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      import_deepspeed_run(store, sources);
+      ADD_FAILURE() << "imported " << (which == 0 ? events : trace);
+    } catch (const ImportError& error) {
+      EXPECT_NE(std::string(error.what()).find(which == 0 ? events : trace), std::string::npos) << error.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500)) << which;
+  }
+  fs::remove_all(folder);
+  fs::remove(trace);
+  testing::remove_store(db);
+}
+
 }  // namespace
 }  // namespace shardscope::sessions
