@@ -13,13 +13,18 @@ include(GNUInstallDirs)
 set(SHARDSCOPE_INSTALL_MODULE_DIR "lib/shardscope")  # = kEngineModuleInstallDir in engine_module.hpp
 
 # The man page, from the CLI's own --help texts (scripts/cmake/WriteManPage.cmake).
+# Installed gzipped (gzip -9n, as Debian policy asks: no name or time stamp in the file).
 set(SHARDSCOPE_MAN_PAGE "${CMAKE_BINARY_DIR}/man/shardscope.1")
-add_custom_command(OUTPUT "${SHARDSCOPE_MAN_PAGE}"
+set(SHARDSCOPE_GUI_MAN_PAGE "${CMAKE_BINARY_DIR}/man/shardscope-gui.1")
+add_custom_command(OUTPUT "${SHARDSCOPE_MAN_PAGE}.gz" "${SHARDSCOPE_GUI_MAN_PAGE}.gz"
   COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:shardscope> -DVERSION=${PROJECT_VERSION}
           -DOUTPUT=${SHARDSCOPE_MAN_PAGE} -P ${CMAKE_CURRENT_LIST_DIR}/WriteManPage.cmake
+  COMMAND gzip -9nf ${SHARDSCOPE_MAN_PAGE}
+  COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/resources/desktop/shardscope-gui.1 > ${SHARDSCOPE_GUI_MAN_PAGE}.gz
   DEPENDS shardscope shardscope_engine_commands ${CMAKE_CURRENT_LIST_DIR}/WriteManPage.cmake
-  COMMENT "Writing the man page from shardscope --help")
-add_custom_target(shardscope_man ALL DEPENDS "${SHARDSCOPE_MAN_PAGE}")
+          ${PROJECT_SOURCE_DIR}/resources/desktop/shardscope-gui.1
+  COMMENT "Writing the man pages from shardscope --help")
+add_custom_target(shardscope_man ALL DEPENDS "${SHARDSCOPE_MAN_PAGE}.gz" "${SHARDSCOPE_GUI_MAN_PAGE}.gz")
 
 # shardscope_main: the main job, what scripts/run.sh builds (the tests and benchmarks are the rest).
 add_custom_target(shardscope_main)
@@ -35,7 +40,7 @@ install(TARGETS shardscope RUNTIME_DEPENDENCY_SET shardscope_cuda_runtime
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS shardscope_engine_commands RUNTIME_DEPENDENCY_SET shardscope_cuda_runtime
         LIBRARY DESTINATION ${SHARDSCOPE_INSTALL_MODULE_DIR})
-install(FILES "${SHARDSCOPE_MAN_PAGE}" DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES "${SHARDSCOPE_MAN_PAGE}.gz" DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 if(SHARDSCOPE_HAS_GUI)
   set_target_properties(shardscope-gui PROPERTIES INSTALL_RPATH "$ORIGIN/../${SHARDSCOPE_INSTALL_MODULE_DIR}")
   install(TARGETS shardscope-gui RUNTIME_DEPENDENCY_SET shardscope_cuda_runtime
@@ -44,7 +49,7 @@ if(SHARDSCOPE_HAS_GUI)
           DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
   install(FILES ${PROJECT_SOURCE_DIR}/resources/desktop/shardscope.svg
           DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)
-  install(FILES ${PROJECT_SOURCE_DIR}/resources/desktop/shardscope-gui.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  install(FILES "${SHARDSCOPE_GUI_MAN_PAGE}.gz" DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/templates/ DESTINATION ${CMAKE_INSTALL_DATADIR}/shardscope/templates
         FILES_MATCHING PATTERN "*.json")

@@ -42,18 +42,18 @@ done
 
 # ---- 2. the prefix layout
 dpkg-deb -x "$DEB" "$ROOT" || { echo "FAIL: dpkg-deb -x failed"; exit 1; }
-for f in usr/bin/shardscope usr/lib/shardscope/shardscope-engine.so usr/share/man/man1/shardscope.1 \
+for f in usr/bin/shardscope usr/lib/shardscope/shardscope-engine.so usr/share/man/man1/shardscope.1.gz \
          usr/share/shardscope/demo/ds_config.json usr/share/doc/shardscope/README.md; do
   [[ -s "$ROOT/$f" ]] || fail "the package has no $f"
 done
 compgen -G "$ROOT/usr/share/shardscope/templates/*.json" >/dev/null || fail "the package has no config templates"
 compgen -G "$ROOT/usr/bin/*.so*" >/dev/null && fail "bin/ holds libraries: $(ls "$ROOT"/usr/bin/*.so*)"
-grep -q '^\.SS train' "$ROOT/usr/share/man/man1/shardscope.1" || fail "the man page has no section for train"
+zcat "$ROOT/usr/share/man/man1/shardscope.1.gz" | grep -q '^\.SS train' || fail "the man page has no section for train"
 HAS_GUI=0
 if [[ -x "$ROOT/usr/bin/shardscope-gui" ]]; then
   HAS_GUI=1
   for f in usr/share/applications/shardscope.desktop usr/share/icons/hicolor/scalable/apps/shardscope.svg \
-           usr/share/man/man1/shardscope-gui.1; do
+           usr/share/man/man1/shardscope-gui.1.gz; do
     [[ -s "$ROOT/$f" ]] || fail "the package has the GUI but no $f"
   done
   if command -v desktop-file-validate >/dev/null; then
