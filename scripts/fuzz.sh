@@ -13,7 +13,7 @@ SECONDS_EACH="${2:-30}"
 BUILD_DIR="${SHARDSCOPE_FUZZ_BUILD_DIR:-build-fuzz}"
 CLANG="${SHARDSCOPE_CLANG:-clang-14}"
 if ! command -v "$CLANG" >/dev/null || ! command -v "${CLANG/clang/clang++}" >/dev/null; then
-  echo "[fuzz] $CLANG not found: install clang and libclang-rt-14-dev (scripts/install_deps.sh does)" >&2
+  echo "[fuzz] $CLANG not found: install clang and libclang-rt-14-dev (scripts/install_test_deps.sh does)" >&2
   exit 2
 fi
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then

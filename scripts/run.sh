@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Quick start 1: installs what is missing, builds, and starts the main job: the GUI when a display
-# is available; without one, the headless main job: a short demo run of the engine on the CPU
-# that fills a session (build/demo-sessions.db) and prints its summary.
+# Quick start 1: installs what the main job needs and is missing, builds only what it runs (the
+# CLI, its engine module, the GUI), and starts it: the GUI when a display is available; without
+# one, the headless main job: a short demo run of the engine on the CPU that fills a session
+# (build/demo-sessions.db) and prints its summary. The tests and their dependencies are
+# scripts/test.sh's, which reuses this build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-scripts/build.sh
+scripts/build.sh --main
 BUILD_DIR="${SHARDSCOPE_BUILD_DIR:-build}"
 if [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" && -x "$BUILD_DIR/app/gui/shardscope-gui" ]]; then
   exec "$BUILD_DIR/app/gui/shardscope-gui"

@@ -1,6 +1,8 @@
 // shardscope: one CLI with subcommands; everything the GUI does can be done from here.
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/engine_module.hpp"
@@ -50,6 +52,21 @@ void print_usage(std::ostream& out) {
   out << "\nRun 'shardscope <command> --help' for the options of one command.\n";
 }
 
+// `--version --json` is what a cluster check compares across hosts (docs/build.md): it needs no
+// LibTorch, so it answers on a host where the engine could not even load.
+int print_version(bool as_json) {
+  const auto& b = sessions::build_info();
+  if (as_json)
+    std::cout << nlohmann::json{{"shardscope_version", b.version}, {"git_hash", b.git_hash},
+                                {"build_type", b.build_type}, {"compiler", b.compiler},
+                                {"libtorch_dir", libtorch_dir().dir}, {"libtorch_found", libtorch_present(libtorch_dir())}}
+                     .dump()
+              << "\n";
+  else
+    std::cout << "shardscope " << b.version << " (git " << b.git_hash << ")\n";
+  return kExitOk;
+}
+
 int run_command(const Command& command, const CommandArgs& args) {
   if (command.needs == Needs::kEngine) return run_engine_command(command.name, args);
   return run_at_edge(command.run, args);
@@ -65,11 +82,7 @@ int dispatch(int argc, char** argv) {
     print_usage(std::cout);
     return kExitOk;
   }
-  if (name == "--version") {
-    const auto& b = sessions::build_info();
-    std::cout << "shardscope " << b.version << " (git " << b.git_hash << ")\n";
-    return kExitOk;
-  }
+  if (name == "--version") return print_version(argc > 2 && std::string(argv[2]) == "--json");
   std::vector<std::string> names;
   for (const auto& c : all_commands()) {
     names.push_back(c.name);

@@ -196,7 +196,7 @@ bool shoot_hosts(MainWindow& window, const QString& dir, const QString& out) {
 }
 
 // A real DeepSpeed run for "your own command": the interop tests' tiny ZeRO-2 training on 2 CPU
-// ranks (gloo), started by DeepSpeed's own launcher from the venv scripts/install_deps.sh fills.
+// ranks (gloo), started by DeepSpeed's own launcher from the venv scripts/install_test_deps.sh fills.
 std::optional<WatchSpec> deepspeed_command(const QString& source, const QString& dir) {
   const QString venv = qEnvironmentVariable("SHARDSCOPE_VENV", QDir::homePath() + "/.cache/shardscope/venv");
   const QString config = dir + "/ds_config.json";
@@ -218,7 +218,7 @@ std::optional<WatchSpec> deepspeed_command(const QString& source, const QString&
 bool shoot_own_command(MainWindow& window, const QString& source, const QString& dir, const QString& out) {
   auto* launch = window.findChild<LaunchPage*>();
   std::optional<WatchSpec> w = deepspeed_command(source, dir);
-  if (!w) return qWarning("no DeepSpeed in the venv ($SHARDSCOPE_VENV/bin/deepspeed): run scripts/install_deps.sh"), false;
+  if (!w) return qWarning("no DeepSpeed in the venv ($SHARDSCOPE_VENV/bin/deepspeed): run scripts/install_test_deps.sh"), false;
   w->session_file = (dir + "/watched.db").toStdString();
   w->name = "deepspeed zero2 cpu";
   launch->setOwnCommand(true);

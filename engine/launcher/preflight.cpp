@@ -32,13 +32,28 @@ void judge_gpus(const PreflightReport& report, const PlannedNode& node, Prefligh
                            std::to_string(needed - 1) + ": fix its slots= in the hostfile (or --include/--num_gpus)");
 }
 
+// A host the agent never answered from: a shell's 127 (or "not found") means the host was reached
+// but has no shardscope at the launcher's path, which wants a different fix than a dead link.
+std::string unreachable_problem(const std::string& host, const std::string& problem) {
+  const bool says_missing = problem.find("not found") != std::string::npos || problem.find("No such file") != std::string::npos;
+  const bool no_program = problem.find("code 127") != std::string::npos ||
+                          (says_missing && problem.find("shardscope") != std::string::npos);
+  if (no_program)
+    return "has no shardscope at the launcher's path (" + problem +
+           "): install the same build there, at the same path: the package (scripts/install_on_hosts.sh HOSTFILE "
+           "shardscope_VERSION_amd64.deb) or a copy (docs/build.md, \"Getting the build onto the hosts\")";
+  if (problem.find("needs LibTorch") != std::string::npos)
+    return "has shardscope but not the LibTorch it loads (" + problem + "): set SHARDSCOPE_LIBTORCH_DIR there";
+  return "not reachable: " + problem + " (check `ssh " + host +
+         " true` works without a password, the agent's path, and --ssh_port)";
+}
+
 void judge_host(PreflightReport& report, const PlannedNode& node, const HostsLauncher::Probe& probe, PreflightHost& row) {
   row.host = node.host;
   row.slots = static_cast<int>(node.slots.size());
   row.facts = probe.facts;
   if (!probe.facts) {
-    row.problems.push_back("not reachable: " + probe.problem +
-                           " (check `ssh " + node.host + " true` works without a password, the agent's path, and --ssh_port)");
+    row.problems.push_back(unreachable_problem(node.host, probe.problem));
     return;
   }
   const auto& mine = sessions::build_info();

@@ -82,6 +82,11 @@ if(EXISTS "${_shardscope_torch_package}/version.py")
 elseif(SHARDSCOPE_TORCH_HAS_CUDA AND SHARDSCOPE_HAS_CUDA)
   set(SHARDSCOPE_TORCH_CUDA_VERSION "${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}")
 endif()
+# The folder holding libtorch.so that an installed `shardscope` loads for the engine commands unless
+# $SHARDSCOPE_LIBTORCH_DIR names another (app/cli/engine_loader.cpp). The default is this build's
+# LibTorch; a package built for other machines may set it to where their torch wheel will be.
+set(SHARDSCOPE_LIBTORCH_DIR "${_shardscope_torch_package}/lib" CACHE PATH
+    "Folder with libtorch.so that the installed shardscope loads (overridden by $SHARDSCOPE_LIBTORCH_DIR)")
 
 # Optional GPU-side libraries, only meaningful with the toolkit.
 set(SHARDSCOPE_HAS_CUPTI OFF)
@@ -136,9 +141,22 @@ if(NOT SHARDSCOPE_GUI STREQUAL "OFF")
   endif()
 endif()
 
-if(SHARDSCOPE_BUILD_TESTS)
-  find_package(GTest REQUIRED)
+set(SHARDSCOPE_HAS_TESTS OFF)
+if(SHARDSCOPE_BUILD_TESTS STREQUAL "AUTO")
+  find_package(GTest QUIET)
+  if(GTest_FOUND)
+    set(SHARDSCOPE_HAS_TESTS ON)
+  endif()
+elseif(SHARDSCOPE_BUILD_TESTS)
+  find_package(GTest)
+  if(NOT GTest_FOUND)
+    message(FATAL_ERROR "SHARDSCOPE_BUILD_TESTS=ON but GoogleTest was not found: run scripts/install_test_deps.sh "
+                        "(or apt-get install libgtest-dev libgmock-dev)")
+  endif()
+  set(SHARDSCOPE_HAS_TESTS ON)
 endif()
+# For scripts/test.sh: whether this build folder has its tests (a stale tests/ folder may not).
+set(SHARDSCOPE_TESTS_CONFIGURED ${SHARDSCOPE_HAS_TESTS} CACHE INTERNAL "the ctest suite is configured")
 
 function(shardscope_yes_no flag out)
   if(${flag})
@@ -157,6 +175,11 @@ function(shardscope_print_feature_summary)
   shardscope_yes_no(SHARDSCOPE_TORCH_HAS_CUDA torch_cuda)
   shardscope_yes_no(SHARDSCOPE_HAS_LIBAIO libaio)
   shardscope_yes_no(SHARDSCOPE_HAS_URING uring)
+  shardscope_yes_no(SHARDSCOPE_HAS_TESTS tests)
+  set(tests_why "")
+  if(NOT SHARDSCOPE_HAS_TESTS AND SHARDSCOPE_BUILD_TESTS STREQUAL "AUTO")
+    set(tests_why " (GoogleTest not found: scripts/install_test_deps.sh installs it)")
+  endif()
   set(cuda_version "")
   if(SHARDSCOPE_HAS_CUDA)
     set(cuda_version " ${CUDAToolkit_VERSION}")
@@ -167,5 +190,6 @@ function(shardscope_print_feature_summary)
   endif()
   message(STATUS "ShardScope ${PROJECT_VERSION}: LibTorch ${Torch_VERSION} (CUDA build: ${torch_cuda}) | "
                  "CUDA${cuda_version}: ${cuda} | NCCL: ${nccl} | CUPTI: ${cupti} | NVTX: ${nvtx} | "
-                 "async I/O: libaio ${libaio}, io_uring ${uring} | GUI (Qt ${Qt6_VERSION}): ${gui}${gui_why}")
+                 "async I/O: libaio ${libaio}, io_uring ${uring} | GUI (Qt ${Qt6_VERSION}): ${gui}${gui_why} | "
+                 "tests: ${tests}${tests_why}")
 endfunction()

@@ -2,7 +2,9 @@
 set(SHARDSCOPE_GUI "AUTO" CACHE STRING "Build shardscope-gui (ON, OFF, AUTO)")
 set(SHARDSCOPE_CUDA "AUTO" CACHE STRING "Compile CUDA kernels and CUPTI/NVTX code (ON, OFF, AUTO)")
 set(SHARDSCOPE_AIO "AUTO" CACHE STRING "libaio / io_uring backends for NVMe offload and bench io (AUTO, OFF)")
-option(SHARDSCOPE_BUILD_TESTS "Build the ctest suite" ON)
+# AUTO: the tests are built when GoogleTest is installed (scripts/install_test_deps.sh installs it);
+# scripts/run.sh needs none of it, scripts/test.sh configures with ON.
+set(SHARDSCOPE_BUILD_TESTS "AUTO" CACHE STRING "Build the ctest suite (ON, OFF, AUTO)")
 option(SHARDSCOPE_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
 # A separate build directory configured with clang: the libFuzzer targets of tests/fuzz/ over the
 # LibTorch-free libraries, with AddressSanitizer + UndefinedBehaviorSanitizer (scripts/fuzz.sh).

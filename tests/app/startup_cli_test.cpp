@@ -97,5 +97,37 @@ TEST(StartupCli, AMissingEngineModuleIsNamedWithTheRemedy) {
       << "the executable's own commands need no module";
 }
 
+TEST(StartupCli, AMissingOrWrongLibTorchIsNamedWithTheSettingAndTheFix) {
+  test::TempDir dir;
+  // A folder without libtorch.so, then one whose torch/version.py is another torch.
+  std::filesystem::create_directories(dir.file("torch/lib"));
+  const std::vector<std::string> setting = {"SHARDSCOPE_LIBTORCH_DIR=" + dir.file("torch/lib")};
+  ProcessResult r = run_cli({"train", "--help"}, setting);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("'train' needs LibTorch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("there is no " + dir.file("torch/lib/libtorch.so") + " (from $SHARDSCOPE_LIBTORCH_DIR)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("pip install torch=="), std::string::npos) << r.err;
+  std::ofstream(dir.file("torch/lib/libtorch.so")) << "not a library";
+  std::ofstream(dir.file("torch/version.py")) << "__version__ = '2.10.0+cpu'\n";
+  r = run_cli({"train", "--help"}, setting);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(dir.file("torch/lib") + " is torch 2.10.0+cpu (from $SHARDSCOPE_LIBTORCH_DIR)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(run_cli({"estimate", "--params", "1e9"}, setting).exit_code, 0)
+      << "the commands that do not train need no LibTorch";
+}
+
+TEST(StartupCli, VersionAsJsonNamesTheBuildAndWhereLibTorchIs) {
+  const ProcessResult r = run_cli({"--version", "--json"}, {"SHARDSCOPE_LIBTORCH_DIR=/nonexistent/torch/lib"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("\"shardscope_version\":"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"git_hash\":"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"libtorch_dir\":\"/nonexistent/torch/lib\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"libtorch_found\":false"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace shardscope::testing

@@ -13,7 +13,7 @@ set -uo pipefail
 GUI=$1
 CLI=$2
 for tool in Xvfb openbox xdotool xwininfo xprop; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/install_deps.sh installs it)"; exit 77; }
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/install_test_deps.sh installs it)"; exit 77; }
 done
 WORK=$(mktemp -d)
 PIDS=()

@@ -8,7 +8,7 @@ set -euo pipefail
 cli=$1 venv=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
 if ! "$venv/bin/python" -c "import deepspeed, tensorboard" >/dev/null 2>&1; then
-  echo "SKIP: $venv has no deepspeed/tensorboard (scripts/install_deps.sh installs them)"
+  echo "SKIP: $venv has no deepspeed/tensorboard (scripts/install_test_deps.sh installs them)"
   exit 77
 fi
 rm -rf "$out"
