@@ -125,6 +125,7 @@ RunStartInputs start_inputs(const WatchContext& w) {
   inputs.config_json = w.config_json;
   inputs.started_at = w.started_at;
   inputs.hosts = {host_name()};
+  inputs.local_host = host_name();  // a watched run runs here: DeepSpeed's "localhost" is this machine
   return inputs;
 }
 

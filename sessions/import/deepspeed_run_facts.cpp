@@ -60,6 +60,9 @@ RunStart deepspeed_run_start(const DeepSpeedLogFacts& facts, const RunStartInput
   for (auto& r : start.ranks)
     if (r.device.empty() && !facts.accelerator.empty())
       r.device = facts.accelerator == "cpu" ? "cpu" : facts.accelerator + ":" + std::to_string(r.local_rank);
+  if (!inputs.local_host.empty())
+    for (auto& r : start.ranks)
+      if (r.host == "localhost" || r.host == "127.0.0.1" || r.host == "::1") r.host = inputs.local_host;
   std::set<std::string> hosts(inputs.hosts.begin(), inputs.hosts.end());
   for (const auto& r : start.ranks)
     if (!r.host.empty()) hosts.insert(r.host);

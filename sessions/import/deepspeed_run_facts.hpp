@@ -31,6 +31,9 @@ struct RunStartInputs {
   std::optional<int> world_size;          ///< from the traces or the caller
   std::optional<double> started_at;       ///< when no log line is timestamped
   std::vector<std::string> hosts;         ///< e.g. from TensorBoard file names
+  /// This machine's name when the run ran here (watch): DeepSpeed's launcher calls it "localhost"
+  /// without a hostfile, so its ranks are put on this name, the one engine sessions carry.
+  std::string local_host;
 };
 
 /// RunStart from the log's facts and the inputs; world size: the log, else the inputs, else the

@@ -16,13 +16,34 @@ struct Part {
   double EstimatorRow::*field;
 };
 
+// The peak as the engine reaches it, part by part: the parts add up to the bar's height, the
+// allocator's peak (the table keeps the ZeRO model-state columns).
 const Part kParts[] = {
-    {"Parameters", QColor(31, 119, 180), &EstimatorRow::gpu_params},
-    {"Gradients", QColor(255, 127, 14), &EstimatorRow::gpu_gradients},
-    {"Optimizer (master + states)", QColor(44, 160, 44), &EstimatorRow::gpu_optimizer},
-    {"Activations", QColor(148, 103, 189), &EstimatorRow::gpu_activations},
+    {"States at peak", QColor(31, 119, 180), &EstimatorRow::gpu_resident},
+    {"Activations", QColor(148, 103, 189), &EstimatorRow::gpu_peak_activations},
     {"Buffers", QColor(140, 86, 75), &EstimatorRow::gpu_buffers},
+    {"cuBLAS", QColor(127, 127, 127), &EstimatorRow::gpu_workspace},
 };
+
+// The held sweep's error band on each bar, and the device-level bound the fit is judged on as a
+// short black mark (docs/estimator.md, "The peak").
+void add_uncertainty(QCustomPlot* plot, QCPBars* top, const EstimatorView& view, double unit, double& highest) {
+  auto* band = new QCPErrorBars(plot->xAxis, plot->yAxis);
+  band->setName(QObject::tr("± error"));
+  band->setDataPlottable(top);
+  band->setPen(QPen(Qt::black, 1.2));
+  QVector<double> errors;
+  for (const auto& row : view.rows) errors << row.gpu_error_band / unit;
+  band->setData(errors);
+  auto* bound = new QCPGraph(plot->xAxis, plot->yAxis);
+  bound->setName(QObject::tr("fit bound"));
+  bound->setLineStyle(QCPGraph::lsNone);
+  bound->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssPlus, Qt::black, 9));
+  for (std::size_t i = 0; i < view.rows.size(); ++i) {
+    bound->addData(static_cast<double>(i + 1), view.rows[i].gpu_device_upper / unit);
+    highest = std::max(highest, view.rows[i].gpu_device_upper / unit);
+  }
+}
 
 /// "Z3\no:cpu\np:cpu": short lines fit under a bar without rotation, so no label is clipped at the
 /// plot's edge (QCustomPlot skips such a label) and neighbours do not run into each other.
@@ -93,6 +114,7 @@ void draw_estimator_chart(QCustomPlot* plot, const EstimatorView& view) {
     if (below) bars->moveAbove(below);
     below = bars;
   }
+  if (below && !view.rows.empty()) add_uncertainty(plot, below, view, unit, highest);
   // Fit is judged against the usable memory (the GPU's less the margin): that is the red line.
   if (view.usable_gpu_bytes) {
     const double usable = *view.usable_gpu_bytes / unit;

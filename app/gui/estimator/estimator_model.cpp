@@ -1,5 +1,6 @@
 #include "app/gui/estimator/estimator_model.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "app/gui/common/cli_locator.hpp"
@@ -33,6 +34,13 @@ EstimatorRow make_row(const est::PlanEstimate& p, const est::Estimate& estimate)
   if (!estimate.activations.available) row.activations_unknown = estimate.activations.unavailable_reason;
   row.gpu_buffers = p.buffers.gpu_bytes;
   row.gpu_total = p.gpu_total_bytes;
+  row.gpu_resident = p.peak.resident_states_bytes;
+  row.gpu_workspace = p.peak.workspace_bytes;
+  row.gpu_peak_activations = std::max(0.0, p.peak.allocated_bytes - p.peak.resident_states_bytes -
+                                               p.peak.buffers_bytes - p.peak.workspace_bytes);
+  row.gpu_error_band = p.peak.expected_error * p.peak.allocated_bytes;
+  row.gpu_device_upper = p.peak.device_upper_bytes;
+  row.calibrated = p.peak.calibrated;
   row.cpu_per_node = p.cpu_total_bytes_per_node;
   row.nvme_per_node = p.nvme_bytes_per_node;
   row.comm_bytes_per_gpu = p.communication.bytes_per_gpu;

@@ -23,7 +23,13 @@ struct EstimatorRow {
   double gpu_activations = 0;   ///< 0 in the chart when not counted
   std::string activations_unknown;  ///< why they are not counted (no shape): the table says "?", as the CLI's
   double gpu_buffers = 0;
-  double gpu_total = 0;
+  double gpu_total = 0;         ///< the allocator's peak (the engine's), what the bar's height shows
+  double gpu_resident = 0;      ///< model states resident at the peak
+  double gpu_peak_activations = 0;  ///< activations and the backward's working sets at the peak
+  double gpu_workspace = 0;     ///< cuBLAS workspaces
+  double gpu_error_band = 0;    ///< +- the held sweep's mean error, in bytes
+  double gpu_device_upper = 0;  ///< the device-level bound the fit is judged on
+  bool calibrated = true;       ///< false: the sweep found the arithmetic far off for this plan
   double cpu_per_node = 0;
   double nvme_per_node = 0;
   double comm_bytes_per_gpu = 0;  ///< per optimizer step

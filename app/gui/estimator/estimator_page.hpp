@@ -112,7 +112,7 @@ class EstimatorPage : public QWidget {
   QSpinBox* seq_len_ = nullptr;
   QSpinBox* grad_accum_ = nullptr;
   QComboBox* checkpointing_ = nullptr;
-  QCheckBox* flash_attention_ = nullptr;
+  QCheckBox* materialized_scores_ = nullptr;
   QLineEdit *reduce_bucket_ = nullptr, *allgather_bucket_ = nullptr, *prefetch_bucket_ = nullptr,
             *max_live_ = nullptr;
   QDoubleSpinBox* buffer_factor_ = nullptr;

@@ -278,8 +278,11 @@ QWidget* EstimatorPage::buildTrainingInputs() {
   seq_len_ = optional_spin(1, 1 << 22, tr("Sequence length (--seq-len); auto = the model's maximum"));
   grad_accum_ = optional_spin(1, 1 << 16, tr("Gradient accumulation steps (--grad-accum)"));
   checkpointing_ = choice_box({"none", "selective", "full"}, tr("Activation checkpointing (--checkpointing)"));
-  flash_attention_ = new QCheckBox(tr("fused (flash) attention"));
-  flash_attention_->setToolTip(tr("No s x s score matrices kept (--flash-attention)"));
+  // Fused attention is the default (the engine's and current Hugging Face models'); the box asks
+  // for eager attention's kept scores.
+  materialized_scores_ = new QCheckBox(tr("eager attention scores"));
+  materialized_scores_->setToolTip(tr("Count the s x s score matrices eager attention keeps (--attention materialized); "
+                                  "unchecked: scaled_dot_product_attention's fused kernels"));
   form->addRow(tr("DeepSpeed config"), row);
   form->addRow(tr("Planned stage"), stage_);
   form->addRow(tr("Offload optimizer"), offload_optimizer_);
@@ -292,12 +295,12 @@ QWidget* EstimatorPage::buildTrainingInputs() {
   form->addRow(tr("Sequence length"), seq_len_);
   form->addRow(tr("Accumulation"), grad_accum_);
   form->addRow(tr("Checkpointing"), checkpointing_);
-  form->addRow(flash_attention_);
+  form->addRow(materialized_scores_);
   for (auto* box : {micro_batch_, seq_len_, grad_accum_}) connect(box, &QSpinBox::valueChanged, this, &EstimatorPage::scheduleEstimate);
   for (auto* box : {stage_, offload_optimizer_, offload_param_, precision_, checkpointing_})
     connect(box, &QComboBox::currentIndexChanged, this, &EstimatorPage::scheduleEstimate);
   connect(optimizer_, &QComboBox::currentTextChanged, this, &EstimatorPage::scheduleEstimate);
-  for (auto* box : {low_precision_master_, low_precision_states_, flash_attention_})
+  for (auto* box : {low_precision_master_, low_precision_states_, materialized_scores_})
     connect(box, &QCheckBox::toggled, this, &EstimatorPage::scheduleEstimate);
   return panel;
 }
@@ -389,7 +392,7 @@ void EstimatorPage::readOtherFields(est::EstimateRequest& r) const {
   r.seq_len = optional_value(seq_len_);
   r.grad_accum = optional_value(grad_accum_);
   if (auto c = choice(checkpointing_)) r.checkpointing = est::parse_checkpointing(*c, "--checkpointing");
-  r.flash_attention = flash_attention_->isChecked();
+  if (materialized_scores_->isChecked()) r.attention = est::AttentionKernel::kMaterialized;
   r.reduce_bucket_size = count_field(reduce_bucket_, "--reduce-bucket-size");
   r.allgather_bucket_size = count_field(allgather_bucket_, "--allgather-bucket-size");
   r.prefetch_bucket_size = count_field(prefetch_bucket_, "--prefetch-bucket-size");
@@ -441,7 +444,7 @@ void EstimatorPage::setRequest(const est::EstimateRequest& r) {
   set_optional(seq_len_, r.seq_len);
   set_optional(grad_accum_, r.grad_accum);
   set_choice(checkpointing_, r.checkpointing ? std::optional<std::string>(est::checkpointing_name(*r.checkpointing)) : std::nullopt);
-  flash_attention_->setChecked(r.flash_attention);
+  materialized_scores_->setChecked(r.attention == est::AttentionKernel::kMaterialized);
   reduce_bucket_->setText(count_text(r.reduce_bucket_size));
   allgather_bucket_->setText(count_text(r.allgather_bucket_size));
   prefetch_bucket_->setText(count_text(r.prefetch_bucket_size));

@@ -159,7 +159,7 @@ class EstimatorPageTest : public QObject {
     shape.precision = est::Precision::kFp16;
     shape.optimizer = "lamb";
     shape.checkpointing = est::ActivationCheckpointing::kSelective;
-    shape.flash_attention = true;
+    shape.attention = est::AttentionKernel::kMaterialized;
     shape.inter_node_bandwidth = 25e9;
     shape.stage = 2;
     requests.push_back(shape);
@@ -254,8 +254,13 @@ class EstimatorPageTest : public QObject {
       if (auto* line = qobject_cast<QCPItemStraightLine*>(plot->item(i)); line && line->pen().color() == Qt::red)
         found_usable = std::abs(line->point1->coords().y() - usable) < 1e-9;
     QVERIFY(found_usable);
-    // Bars under the line are the plans that fit.
-    for (const auto& row : page->view().rows) QCOMPARE(row.fits.value_or(false), row.gpu_total / est::kGiB <= usable + 1e-9);
+    // The plans that fit are those whose device-level bound (the + over each bar) is under the line.
+    for (const auto& row : page->view().rows) {
+      QCOMPARE(row.fits.value_or(false), row.gpu_device_upper / est::kGiB <= usable + 1e-9);
+      QVERIFY(row.gpu_device_upper > row.gpu_total);
+      QVERIFY(std::abs(row.gpu_resident + row.gpu_peak_activations + row.gpu_buffers + row.gpu_workspace - row.gpu_total) <
+              1.0);  // the stacked parts add up to the bar
+    }
     // Every tick label lies inside the plot: QCustomPlot skips a label the widget's edge would clip.
     plot->replot();
     auto* ticker = dynamic_cast<QCPAxisTickerText*>(plot->xAxis->ticker().data());
