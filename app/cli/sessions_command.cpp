@@ -277,13 +277,10 @@ std::string step_range(const sessions::Finding& f) {
 }
 
 void print_findings(const std::vector<sessions::Finding>& findings) {
-  std::cout << "
-findings: " << (findings.empty() ? "none" : std::to_string(findings.size())) << "
-";
+  std::cout << "\nfindings: " << (findings.empty() ? "none" : std::to_string(findings.size())) << "\n";
   for (const auto& f : findings) {
     std::cout << "  [" << shown(f.severity) << "] " << shown(f.kind) << (f.first_step < 0 ? "" : ", " + step_range(f))
-              << ": " << shown(f.summary) << "
-";
+              << ": " << shown(f.summary) << "\n";
     std::istringstream evidence(f.evidence);
     for (std::string line; std::getline(evidence, line);) std::cout << "      " << shown(line) << "\n";
     if (!f.suggested_fix.empty()) std::cout << "    fix: " << shown(f.suggested_fix) << "\n";
