@@ -6,6 +6,8 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <optional>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -17,6 +19,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "sessions/event_sink.hpp"
+
+#include "engine/fault_injection.hpp"
 #include "engine/launcher/launch_error.hpp"
 #include "engine/launcher/net_address.hpp"
 
@@ -133,6 +138,15 @@ struct Communicator::Impl {
   std::mutex reporter_mutex;
   std::condition_variable reporter_wake;
   bool reporter_stop = false;
+
+  // The doctor's view (docs/doctor.md): the flight record, the phase the engine is in, the
+  // fault SHARDSCOPE_FAULT names for this rank, and where marks go.
+  CollectiveFlightRecord flight;
+  std::atomic<CollectivePhase> phase{CollectivePhase::kSetup};
+  std::optional<FaultSpec> fault;
+  std::atomic<bool> fault_fired{false};
+  std::mutex sink_mutex;
+  std::shared_ptr<sessions::EventSink> mark_sink;
 };
 
 namespace {
@@ -169,6 +183,7 @@ void CommHandle::wait() {
   } catch (const std::exception& e) {
     c.fail(s.op, s.bytes, s.tag, s.sequence, e.what());
   }
+  c.impl_->flight.leave(s.sequence);
   if (s.after) s.after();
   if (c.observer_) {
 #ifdef SHARDSCOPE_TORCH_HAS_NCCL
@@ -239,6 +254,7 @@ std::shared_ptr<Communicator> Communicator::connect(const CommunicatorOptions& o
 
 Communicator::Communicator(c10::intrusive_ptr<c10d::Store> store, const CommunicatorOptions& options)
     : options_(options), impl_(std::make_unique<Impl>()) {
+  impl_->fault = fault_for_rank(options_.rank);  // a malformed SHARDSCOPE_FAULT stops the rank here
   impl_->store = c10::make_intrusive<c10d::PrefixStore>("shardscope", store);
   if (options_.device.is_cuda()) {
 #ifdef SHARDSCOPE_TORCH_HAS_NCCL
@@ -268,6 +284,7 @@ Communicator::Communicator(c10::intrusive_ptr<c10d::Store> store, const Communic
         lock.unlock();
         try {
           publish_progress();
+          send_marks();
         } catch (const std::exception&) {
           // The store is gone (rank 0 exited): nothing left to tell.
         }
@@ -359,8 +376,47 @@ std::vector<std::string> Communicator::ranks_not_arrived(std::int64_t sequence) 
   return lines;
 }
 
-// One place builds a handle so that every collective is timed and named the same way.
-CommHandle Communicator::new_handle(const char* op, std::int64_t bytes, const std::string& tag) {
+void Communicator::set_phase(CollectivePhase phase) { impl_->phase = phase; }
+
+const CollectiveFlightRecord& Communicator::flight_record() const { return impl_->flight; }
+
+void Communicator::set_mark_sink(std::shared_ptr<sessions::EventSink> sink) {
+  std::lock_guard<std::mutex> lock(impl_->sink_mutex);
+  impl_->mark_sink = std::move(sink);
+}
+
+std::int64_t Communicator::marks_step() const {
+  const std::int64_t done = impl_->step.load();  // steps completed; -1 before the first report
+  return done < 0 ? 1 : done + 1;
+}
+
+void Communicator::send_marks() {
+  std::shared_ptr<sessions::EventSink> sink;
+  {
+    std::lock_guard<std::mutex> lock(impl_->sink_mutex);
+    sink = impl_->mark_sink;
+  }
+  if (!sink) return;
+  const auto marks = impl_->flight.take_marks(options_.rank);
+  if (marks.empty()) return;
+  for (const auto& mark : marks) sink->send(mark);
+  sink->flush();  // a hang must be visible now, not when a buffer fills
+}
+
+bool Communicator::faulted(const char* op) {
+  if (!impl_->fault || impl_->fault_fired.load() || !collective_fault_applies(*impl_->fault, op, marks_step()))
+    return false;
+  if (impl_->fault_fired.exchange(true)) return false;
+  const std::string what = "rank " + std::to_string(options_.rank) + " at step " + std::to_string(marks_step()) +
+                           ", before collective #" + std::to_string(impl_->issued.load() + 1) + " (" + op + ")";
+  if (impl_->fault->kind == FaultKind::kHangBeforeCollective) hang_forever(what);
+  std::cerr << "shardscope: " << kFaultVariable << ": " << what << ": skipped" << std::endl;
+  return true;
+}
+
+// One place builds a handle so that every collective is timed, named and recorded the same way.
+CommHandle Communicator::new_handle(const char* op, std::int64_t bytes, const torch::Tensor& tensor,
+                                    const std::string& tag) {
   CommHandle handle;
   handle.state_ = std::make_shared<CommHandle::State>();
   handle.state_->owner = this;
@@ -369,6 +425,8 @@ CommHandle Communicator::new_handle(const char* op, std::int64_t bytes, const st
   handle.state_->bytes = bytes;
   handle.state_->issued = Clock::now();
   handle.state_->sequence = ++impl_->issued;
+  impl_->flight.enter(handle.state_->sequence, op, bytes, c10::toString(tensor.scalar_type()), tag, marks_step(),
+                      impl_->phase.load());
   {
     std::lock_guard<std::mutex> lock(impl_->latest_mutex);
     impl_->latest = describe(op, tag);
@@ -378,7 +436,8 @@ CommHandle Communicator::new_handle(const char* op, std::int64_t bytes, const st
 
 CommHandle Communicator::all_reduce(torch::Tensor tensor, ReduceOp op, const std::string& tag) {
   TORCH_CHECK(tensor.is_contiguous(), "all_reduce needs a contiguous tensor");
-  CommHandle handle = new_handle("all_reduce", nbytes(tensor), tag);
+  if (faulted("all_reduce")) return CommHandle{};
+  CommHandle handle = new_handle("all_reduce", nbytes(tensor), tensor, tag);
   std::vector<at::Tensor> tensors{tensor};
   c10d::AllreduceOptions opts;
   opts.reduceOp = to_c10d(op);
@@ -392,9 +451,10 @@ CommHandle Communicator::all_reduce(torch::Tensor tensor, ReduceOp op, const std
 
 CommHandle Communicator::reduce_scatter(torch::Tensor output, torch::Tensor input, const std::string& tag) {
   TORCH_CHECK(input.is_contiguous() && output.is_contiguous(), "reduce_scatter needs contiguous tensors");
+  if (faulted("reduce_scatter")) return CommHandle{};
   TORCH_CHECK(input.numel() == output.numel() * world_size(), "reduce_scatter: input has ", input.numel(),
               " elements, expected world_size x ", output.numel());
-  CommHandle handle = new_handle("reduce_scatter", nbytes(input), tag);
+  CommHandle handle = new_handle("reduce_scatter", nbytes(input), input, tag);
   try {
     if (impl_->has_reduce_scatter_base) {
       try {
@@ -421,9 +481,10 @@ CommHandle Communicator::reduce_scatter(torch::Tensor output, torch::Tensor inpu
 
 CommHandle Communicator::all_gather(torch::Tensor output, torch::Tensor input, const std::string& tag) {
   TORCH_CHECK(input.is_contiguous() && output.is_contiguous(), "all_gather needs contiguous tensors");
+  if (faulted("all_gather")) return CommHandle{};
   TORCH_CHECK(output.numel() == input.numel() * world_size(), "all_gather: output has ", output.numel(),
               " elements, expected world_size x ", input.numel());
-  CommHandle handle = new_handle("all_gather", nbytes(output), tag);
+  CommHandle handle = new_handle("all_gather", nbytes(output), output, tag);
   try {
     if (impl_->has_allgather_base) {
       try {
@@ -447,7 +508,8 @@ CommHandle Communicator::all_gather(torch::Tensor output, torch::Tensor input, c
 
 CommHandle Communicator::broadcast(torch::Tensor tensor, int root, const std::string& tag) {
   TORCH_CHECK(tensor.is_contiguous(), "broadcast needs a contiguous tensor");
-  CommHandle handle = new_handle("broadcast", nbytes(tensor), tag);
+  if (faulted("broadcast")) return CommHandle{};
+  CommHandle handle = new_handle("broadcast", nbytes(tensor), tensor, tag);
   std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions opts;
   opts.rootRank = root;

@@ -8,7 +8,9 @@
 // A collective that does not finish in time throws CommTimeout naming the collective and the ranks
 // that had not issued it: every rank numbers its collectives (all ranks issue the same ones in the
 // same order) and a background thread publishes the count, the step and the latest collective to
-// the store about once a second, off the critical path.
+// the store about once a second, off the critical path. The same thread streams the rank's
+// collective flight record (collective_flight_record.hpp) to the collector when a sink is set.
+// SHARDSCOPE_FAULT's collective faults (fault_injection.hpp) act here.
 
 #include <chrono>
 #include <cstdint>
@@ -20,8 +22,14 @@
 
 #include <torch/types.h>
 
+#include "engine/collective_flight_record.hpp"
+
 namespace c10d {
 class Store;
+}
+
+namespace shardscope::sessions {
+class EventSink;
 }
 
 namespace shardscope::engine {
@@ -128,6 +136,14 @@ class Communicator {
   void report_progress(std::int64_t step);
   /// Collectives this rank has issued so far.
   std::int64_t collectives_issued() const;
+  /// Where in the step the next collectives are issued (the engine sets it per phase).
+  void set_phase(CollectivePhase phase);
+  /// This rank's latest collectives.
+  const CollectiveFlightRecord& flight_record() const;
+  /// Streams the flight record's enter and leave marks to `sink` from the reporter thread (at
+  /// most a second late); null stops it. Only with more than one rank (no reporter otherwise).
+  void set_mark_sink(std::shared_ptr<sessions::EventSink> sink);
+
   /// For each other rank that had not issued collective number `sequence` by its last report, a
   /// line saying where it was ("rank 1: at step 41, 117 collectives issued, the latest all_gather
   /// (gather transformer.h.3), reported 0.4 s ago"), read from the store.
@@ -136,7 +152,12 @@ class Communicator {
  private:
   struct Impl;
   friend class CommHandle;
-  CommHandle new_handle(const char* op, std::int64_t bytes, const std::string& tag);
+  CommHandle new_handle(const char* op, std::int64_t bytes, const torch::Tensor& tensor, const std::string& tag);
+  /// Whether SHARDSCOPE_FAULT skips collective `op` here; blocks forever when it hangs before it.
+  bool faulted(const char* op);
+  /// The step the next collective belongs to (1 = the first optimizer step).
+  std::int64_t marks_step() const;
+  void send_marks();
   /// Throws CommTimeout for failed collective number `sequence`, naming it and the ranks that had
   /// not issued it.
   [[noreturn]] void fail(const std::string& op, std::int64_t bytes, const std::string& tag, std::int64_t sequence,

@@ -16,6 +16,7 @@
 #endif
 
 #include "aio/backend_probe.hpp"
+#include "engine/fault_injection.hpp"
 #include "kernels/cpu_features.hpp"
 #include "profiler/comm_bandwidth.hpp"
 #include "profiler/nvtx_ranges.hpp"
@@ -344,6 +345,7 @@ void Engine::memory_report(const char* where) const {
 
 torch::Tensor Engine::forward(const Batch& batch) {
   memory_report("Engine before forward");
+  enter_engine_phase(communicator(), options_.rank, global_steps_ + 1, CollectivePhase::kForward);
   const profiler::ScopedRange range(profiler::NvtxPhase::kForward);
   timer_start(profiler::timer_names::kForward);
   const auto start = Clock::now();
@@ -357,6 +359,8 @@ torch::Tensor Engine::forward(const Batch& batch) {
       on_device.inputs = on_device.inputs.to(model_dtype_);
     loss = model_->loss(on_device);
   }
+  loss = apply_forward_faults(loss, options_.rank, global_steps_ + 1,
+                              options_.device.is_cuda() ? options_.device.index() : -1);
   timer_stop(profiler::timer_names::kForward);
   current_times_.forward_ms += ms_since(start);
   memory_report("Engine after forward");
@@ -370,6 +374,7 @@ void Engine::backward(const torch::Tensor& loss) {
   const auto gas = gradient_accumulation_steps();
   if (gas > 1) scaled = scaled / static_cast<double>(gas);  // DeepSpeed's scale_wrt_gas
   if (scaler_) scaled = scaled * scaler_->scale();
+  enter_engine_phase(communicator(), options_.rank, global_steps_ + 1, CollectivePhase::kBackward);
   // Stages 0-1 reduce only at the accumulation boundary (outside no_sync); 2-3 every micro-step.
   const profiler::ScopedRange range(profiler::NvtxPhase::kBackward);
   timer_start(profiler::timer_names::kBackward);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/engine.hpp"
+#include "engine/fault_injection.hpp"
 #include "kernels/cpu_norm.hpp"
 #include "profiler/nvtx_ranges.hpp"
 
@@ -79,6 +80,7 @@ StepOutcome Engine::step() {
   if (no_sync_depth_ > 0)
     throw std::logic_error("step() at a gradient accumulation boundary inside no_sync(): DeepSpeed "
                            "disallows it; leave the no_sync() scope before the boundary step");
+  enter_engine_phase(communicator(), options_.rank, global_steps_ + 1, CollectivePhase::kOptimizer);
   const profiler::ScopedRange range(profiler::NvtxPhase::kOptimizerStep);
   timer_start(profiler::timer_names::kStep);
   const auto start = std::chrono::steady_clock::now();
@@ -109,7 +111,10 @@ StepOutcome Engine::step() {
   zero_grad();
   ++global_steps_;
   global_samples_ += train_batch_size();
-  if (auto* comm = communicator()) comm->report_progress(global_steps_);
+  if (auto* comm = communicator()) {
+    comm->report_progress(global_steps_);
+    comm->set_phase(CollectivePhase::kData);  // until the next forward: the data loader's time
+  }
   timer_stop(profiler::timer_names::kStep);
   current_times_.step_ms += ms_since(start);
   last_times_ = current_times_;

@@ -163,6 +163,8 @@ void TrainingTelemetry::start(const Engine& engine, double flops_per_sample) {
   flops_per_sample_ = flops_per_sample;
   run_start_ = std::chrono::steady_clock::now();
   first_step_ = engine.global_steps();
+  // The collective flight record's marks go live to the session (the doctor reads them there).
+  if (auto* comm = engine.communicator(); comm && sink_) comm->set_mark_sink(sink_);
   if (!sink_ || !owns_run_) return;
   sessions::RunStart start;
   start.name = options_.session_name.empty() ? std::filesystem::path(options_.config_path).stem().string()
@@ -280,6 +282,7 @@ std::string TrainingTelemetry::finish(double wall_seconds, const Engine& engine)
     log_line(logger->format_summary());
   finished_ = true;
   if (!sink_) return "";
+  if (auto* comm = engine.communicator()) comm->set_mark_sink(nullptr);
   if (owns_run_) sink_->send(sessions::RunEnd{"completed", unix_now(), wall_seconds, {{rank_, 0}}});
   sink_->close();
   return session_uid_;

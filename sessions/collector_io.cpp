@@ -65,13 +65,14 @@ bool send_small(int fd, const std::string& bytes) {
   return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT) == static_cast<ssize_t>(bytes.size());
 }
 
-// The rank an event speaks for; nullopt for run-level events (RunStart, RunEnd, SessionOrigin, HostReport).
+// The rank an event speaks for; nullopt for run-level events (RunStart, RunEnd, SessionOrigin, HostReport,
+// Finding).
 std::optional<int> event_rank(const Event& event) {
   return std::visit(
       [](const auto& e) -> std::optional<int> {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, RunStart> || std::is_same_v<T, RunEnd> || std::is_same_v<T, SessionOrigin> ||
-                      std::is_same_v<T, HostReport>)
+                      std::is_same_v<T, HostReport> || std::is_same_v<T, Finding>)
           return std::nullopt;
         else
           return e.rank;
@@ -82,7 +83,7 @@ std::optional<int> event_rank(const Event& event) {
 const char* event_name(const Event& event) {
   static const char* kNames[] = {"RunStart", "StepMetrics", "TimerBreakdown", "CommRecord",  "ActivityBatch",
                                  "NvtxBatch", "LogLine",     "RunEnd",         "SeriesPoint", "CommSummary",
-                                 "SessionOrigin", "HostReport"};
+                                 "SessionOrigin", "HostReport", "CollectiveMark", "Finding"};
   static_assert(std::size(kNames) == std::variant_size_v<Event>, "a name for every event type");
   return kNames[event.index()];
 }

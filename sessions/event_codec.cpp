@@ -244,6 +244,79 @@ void write_host_report(Writer& w, const HostReport& h) {
   write_exit_codes(w, h.exit_codes);
 }
 
+void write_ints(Writer& w, const std::vector<int>& values) {
+  w.u32(static_cast<std::uint32_t>(values.size()));
+  for (int v : values) w.i32(v);
+}
+
+std::vector<int> read_ints(Reader& r) {
+  std::vector<int> values(r.count(4));
+  for (auto& v : values) v = r.i32();
+  return values;
+}
+
+void write_collective_mark(Writer& w, const CollectiveMark& m) {
+  w.i32(m.rank);
+  w.str(m.group);
+  write_ints(w, m.group_ranks);
+  w.i64(m.sequence);
+  w.str(m.op);
+  w.i64(m.bytes);
+  w.str(m.dtype);
+  w.i64(m.step);
+  w.str(m.phase);
+  w.str(m.tag);
+  w.f64(m.entered_at);
+  w.u8(m.left_at ? 1 : 0);
+  optional_f64(w, m.left_at);
+}
+
+CollectiveMark read_collective_mark(Reader& r) {
+  CollectiveMark m;
+  m.rank = r.i32();
+  m.group = r.str();
+  m.group_ranks = read_ints(r);
+  m.sequence = r.i64();
+  m.op = r.str();
+  m.bytes = r.i64();
+  m.dtype = r.str();
+  m.step = r.i64();
+  m.phase = r.str();
+  m.tag = r.str();
+  m.entered_at = r.required_f64("entered_at");
+  const std::uint8_t mask = r.u8();
+  if (mask > 1) r.fail("unknown bits in the left_at mask");
+  if (mask & 1) m.left_at = r.required_f64("left_at");
+  return m;
+}
+
+void write_finding(Writer& w, const Finding& f) {
+  w.str(f.kind);
+  w.str(f.severity);
+  w.i64(f.first_step);
+  w.i64(f.last_step);
+  write_ints(w, f.ranks);
+  w.str(f.summary);
+  w.str(f.evidence);
+  w.str(f.suggested_fix);
+  w.f64(f.found_at);
+}
+
+Finding read_finding(Reader& r) {
+  Finding f;
+  f.kind = r.str();
+  f.severity = r.str();
+  f.first_step = r.i64();
+  f.last_step = r.i64();
+  f.ranks = read_ints(r);
+  f.summary = r.str();
+  f.evidence = r.str();
+  f.suggested_fix = r.str();
+  f.found_at = r.f64();
+  if (f.kind.empty() || f.summary.empty()) r.fail("a finding needs a kind and a summary");
+  return f;
+}
+
 HostReport read_host_report(Reader& r) {
   HostReport h;
   h.host = r.str();
@@ -386,6 +459,8 @@ struct PayloadWriter {
     write_exit_codes(w, e.exit_codes);
   }
   void operator()(const HostReport& e) { write_host_report(w, e); }
+  void operator()(const CollectiveMark& e) { write_collective_mark(w, e); }
+  void operator()(const Finding& e) { write_finding(w, e); }
 };
 
 // Reserves the length prefix, lets `body` append the type and payload, then fills the prefix in.
@@ -483,6 +558,8 @@ Event read_event(FrameType type, Reader& r) {
       return e;
     }
     case FrameType::kHostReport: return read_host_report(r);
+    case FrameType::kCollectiveMark: return read_collective_mark(r);
+    case FrameType::kFinding: return read_finding(r);
     default: break;
   }
   r.fail("unknown frame type " + std::to_string(static_cast<int>(type)));
@@ -492,8 +569,9 @@ const char* frame_name(std::uint8_t type) {
   static const char* names[] = {"unknown",        "Hello",       "RunStart",      "StepMetrics",
                                 "TimerBreakdown", "CommRecord",  "ActivityBatch", "NvtxBatch",
                                 "LogLine",        "RunEnd",      "SeriesPoint",   "CommSummary",
-                                "SessionOrigin",  "HostReport",  "Challenge",     "Welcome"};
-  return type < 16 ? names[type] : names[0];
+                                "SessionOrigin",  "HostReport",  "Challenge",     "Welcome",
+                                "CollectiveMark", "Finding"};
+  return type < std::size(names) ? names[type] : names[0];
 }
 
 // The version comes right after the magic in every protocol, so a peer of another version is
@@ -561,7 +639,9 @@ void encode_welcome(const Welcome& welcome, std::string& out) {
 }
 
 void encode_event(const Event& event, std::string& out) {
-  const auto type = static_cast<FrameType>(event.index() + 2);  // variant order = frame types 2..13
+  // Variant order = frame types 2..13, then (after the handshake's 14 and 15) 16 and up.
+  const std::size_t index = event.index();
+  const auto type = static_cast<FrameType>(index < 12 ? index + 2 : index + 4);
   frame(out, type, [&](Writer& w) { std::visit(PayloadWriter{w}, event); });
 }
 

@@ -66,6 +66,8 @@ enum class FrameType : std::uint8_t {
   kHostReport = 13,
   kChallenge = 14,
   kWelcome = 15,
+  kCollectiveMark = 16,
+  kFinding = 17,
 };
 
 using Frame = std::variant<Hello, Challenge, Welcome, Event>;

@@ -198,8 +198,42 @@ struct HostReport {
   std::vector<RankExit> exit_codes;
 };
 
+/// One collective of one rank, from the rank's flight record (engine/collective_flight_record.hpp):
+/// sent when the rank enters it and again when it leaves it (left_at set then), so a collector
+/// knows live which ranks wait in which collective. Frame 16, added within protocol 3 (an older
+/// collector refuses the frame type; a newer one reads every older frame).
+struct CollectiveMark {
+  int rank = 0;
+  std::string group = "world";   ///< the process group's name
+  std::vector<int> group_ranks;  ///< the group's members; empty = every rank of the run
+  std::int64_t sequence = 0;     ///< this rank's number for it in its group (the same on every rank)
+  std::string op;                ///< "all_reduce", "reduce_scatter", "all_gather", "broadcast"
+  std::int64_t bytes = 0;
+  std::string dtype;             ///< "float32", "bfloat16", ...
+  std::int64_t step = 0;         ///< the optimizer step being worked on (1 = the first)
+  std::string phase;             ///< "forward", "backward", "optimizer", "data", "checkpoint", "setup"
+  std::string tag;               ///< what the engine used it for ("grad bucket 3")
+  double entered_at = 0;         ///< Unix seconds when the rank issued it
+  std::optional<double> left_at; ///< Unix seconds when its wait returned; unset while waiting
+};
+
+/// What the run doctor (diagnosis/) concluded: a hang, a straggler, a numerics or memory fault.
+/// Frame 17, sent by a launcher (rank -1); also written after the fact by `sessions diagnose`.
+struct Finding {
+  std::string kind;            ///< "hang", "straggler", "nan_loss", "overflow_streak", "loss_spike", ...
+  std::string severity;        ///< "error", "warning", "info"
+  std::int64_t first_step = -1;///< the step range it covers; -1 = unknown
+  std::int64_t last_step = -1;
+  std::vector<int> ranks;      ///< the rank(s) it names as the cause
+  std::string summary;         ///< one line, with host:rank where known
+  std::string evidence;        ///< what it rests on, one fact a line
+  std::string suggested_fix;
+  double found_at = 0;         ///< Unix seconds
+};
+
 using Event = std::variant<RunStart, StepMetrics, TimerBreakdown, CommRecord, ActivityBatch, NvtxBatch,
-                           LogLine, RunEnd, SeriesPoint, CommSummary, SessionOrigin, HostReport>;
+                           LogLine, RunEnd, SeriesPoint, CommSummary, SessionOrigin, HostReport, CollectiveMark,
+                           Finding>;
 
 /// How many records an event carries (a batch of 1,000 kernels counts 1,000); for rates.
 std::size_t event_record_count(const Event& event);

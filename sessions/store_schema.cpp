@@ -227,6 +227,45 @@ ALTER TABLE sessions ADD COLUMN environment_variables_json TEXT;
 )sql";
 
 void add_hosts_v6(SqliteDb& db) { db.exec(kSchemaV6); }
+
+// Version 7 holds the run doctor's material (issue 28): the ranks' collective flight records, the
+// latest marks of each rank only (the writer keeps a bounded window, as the engine's ring does),
+// and the findings the doctor made of them. `grp` because GROUP is an SQL keyword.
+constexpr const char* kSchemaV7 = R"sql(
+CREATE TABLE collectives(
+  session_id INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  grp TEXT NOT NULL,
+  sequence INTEGER NOT NULL,
+  op TEXT NOT NULL,
+  bytes INTEGER,
+  dtype TEXT,
+  group_ranks TEXT,
+  step INTEGER,
+  phase TEXT,
+  tag TEXT,
+  entered_at REAL NOT NULL,
+  left_at REAL,
+  PRIMARY KEY(session_id, rank, grp, sequence)
+) WITHOUT ROWID;
+
+CREATE TABLE findings(
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  first_step INTEGER,
+  last_step INTEGER,
+  ranks TEXT,
+  summary TEXT NOT NULL,
+  evidence TEXT,
+  suggested_fix TEXT,
+  found_at REAL
+);
+CREATE INDEX findings_by_session ON findings(session_id, id);
+)sql";
+
+void add_doctor_v7(SqliteDb& db) { db.exec(kSchemaV7); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 void add_session_writer_v5(SqliteDb& db) { db.exec(kSchemaV5); }
@@ -253,6 +292,7 @@ const std::vector<Migration>& schema_migrations() {
        add_foreign_runs_v4},
       {4, 5, "record the writer (host, pid, process start) of each session", add_session_writer_v5},
       {5, 6, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v6},
+      {6, 7, "add the collective flight records and the run doctor's findings", add_doctor_v7},
   };
   return migrations;
 }

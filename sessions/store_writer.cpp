@@ -66,6 +66,12 @@ struct StoreWriter::Impl {
         comm_summary(d, "INSERT INTO comm_summaries(session_id, rank, op, message_bytes, count, total_latency_ms, "
                         "avg_latency_ms, algbw_gbps, busbw_gbps) VALUES(?,?,?,?,?,?,?,?,?)"),
         origin(d, "UPDATE sessions SET origin = ?2, origin_json = ?3 WHERE id = ?1"),
+        mark(d, "INSERT INTO collectives(session_id, rank, grp, sequence, op, bytes, dtype, group_ranks, step, "
+                "phase, tag, entered_at, left_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT(session_id, rank, grp, sequence) DO UPDATE SET left_at = excluded.left_at"),
+        forget_mark(d, "DELETE FROM collectives WHERE session_id = ? AND rank = ? AND grp = ? AND sequence = ?"),
+        finding(d, "INSERT INTO findings(session_id, kind, severity, first_step, last_step, ranks, summary, "
+                   "evidence, suggested_fix, found_at) VALUES(?,?,?,?,?,?,?,?,?,?)"),
         find_name(d, "SELECT id FROM names WHERE text = ?"),
         insert_name(d, "INSERT INTO names(text) VALUES(?)") {}
 
@@ -75,6 +81,7 @@ struct StoreWriter::Impl {
   void write_run_start(std::int64_t session, const RunStart& e);
   void write_step(std::int64_t session, const StepMetrics& e);
   void write_foreign_run_event(std::int64_t session, const Event& event);
+  void write_doctor_event(std::int64_t session, const Event& event);
 
   SqliteDb& db;
   void write_host_report(std::int64_t session, const HostReport& e);
@@ -82,7 +89,7 @@ struct StoreWriter::Impl {
   void write_exit_codes(std::int64_t session, const std::vector<RankExit>& exits);
 
   Statement find_session, insert_session, run_start, host, rank, tag, step, timer, comm, activity, nvtx, log,
-      run_end, rank_exit, series, comm_summary, origin, find_name, insert_name;
+      run_end, rank_exit, series, comm_summary, origin, mark, forget_mark, finding, find_name, insert_name;
   // Caches of committed ids; cleared when a transaction rolls back, since its ids vanish with it.
   std::unordered_map<std::string, std::int64_t> sessions;
   std::unordered_map<std::string, std::int64_t> names;
@@ -193,6 +200,30 @@ void StoreWriter::Impl::write_foreign_run_event(std::int64_t session, const Even
   }
 }
 
+std::string ints_json(const std::vector<int>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+// A rank's marks are kept for its latest kCollectivesKept collectives per group: entering number s
+// forgets number s - kCollectivesKept (one key lookup), so a long run's table stays small.
+void StoreWriter::Impl::write_doctor_event(std::int64_t session, const Event& event) {
+  if (const auto* m = std::get_if<CollectiveMark>(&event)) {
+    mark.bind(1, session).bind(2, m->rank).bind(3, m->group).bind(4, m->sequence).bind(5, m->op).bind(6, m->bytes)
+        .bind(7, m->dtype).bind(9, m->step).bind(10, m->phase).bind(11, m->tag).bind(12, m->entered_at);
+    if (!m->group_ranks.empty()) mark.bind(8, ints_json(m->group_ranks));
+    if (m->left_at) mark.bind(13, *m->left_at);
+    mark.run();
+    if (!m->left_at && m->sequence > kCollectivesKept)
+      forget_mark.bind(1, session).bind(2, m->rank).bind(3, m->group).bind(4, m->sequence - kCollectivesKept).run();
+  } else if (const auto* f = std::get_if<Finding>(&event)) {
+    finding.bind(1, session).bind(2, f->kind).bind(3, f->severity).bind(4, f->first_step).bind(5, f->last_step)
+        .bind(6, ints_json(f->ranks)).bind(7, f->summary).bind(8, f->evidence).bind(9, f->suggested_fix)
+        .bind(10, known_time(f->found_at)).run();
+  }
+}
+
 void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
   if (const auto* e = std::get_if<RunStart>(&event)) return write_run_start(session, *e);
   if (const auto* e = std::get_if<StepMetrics>(&event)) return write_step(session, *e);
@@ -222,6 +253,8 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
     write_exit_codes(session, e->exit_codes);
   } else if (const auto* e = std::get_if<HostReport>(&event)) {
     write_host_report(session, *e);
+  } else if (std::holds_alternative<CollectiveMark>(event) || std::holds_alternative<Finding>(event)) {
+    write_doctor_event(session, event);
   } else {
     write_foreign_run_event(session, event);
   }

@@ -2,6 +2,7 @@
 // Writes events into a Store in transactions. The collector and FileEventSink are its callers; it
 // is public so tools (importers, tests) can fill a store without a network in between.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 namespace shardscope::sessions {
 
 class Store;
+
+/// Collectives kept per rank and group in the store's flight records (the latest ones; older are forgotten).
+inline constexpr std::int64_t kCollectivesKept = 1024;
 
 /// An event with the session it belongs to (shared: a batch holds many events of one session).
 struct SessionEvent {

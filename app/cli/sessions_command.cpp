@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <iomanip>
@@ -15,12 +16,15 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/session_error_exit.hpp"
 #include "configs/did_you_mean.hpp"
+#include "diagnosis/session_review.hpp"
 #include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
 #include "profiler/profile_selection.hpp"
 #include "profiler/profiler_error.hpp"
 #include "sessions/display_text.hpp"
+#include "sessions/doctor_records.hpp"
 #include "sessions/errors.hpp"
+#include "sessions/profile_reader.hpp"
 #include "sessions/host_probe.hpp"
 #include "sessions/session_compare.hpp"
 #include "sessions/session_export.hpp"
@@ -252,6 +256,48 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
   if (comms.size() > 1) std::cout << "\n", print_table(std::cout, comms);
 }
 
+// The run doctor's findings (docs/doctor.md): stored ones, then what the steps, timers and marks show.
+std::vector<sessions::Finding> session_findings(Store& store, std::int64_t id, const SessionDetail& d) {
+  diagnosis::SessionMaterial m;
+  m.status = d.info.status;
+  m.stored = load_findings(store, id);
+  m.steps = load_steps(store, id);
+  m.timers = load_timer_breakdowns(store, id);
+  m.marks = load_collective_marks(store, id);
+  m.run.world_size = d.info.world_size;
+  for (const auto& r : d.ranks) m.run.hosts[r.info.rank] = r.info.host;
+  for (const auto& s : m.steps) m.run.last_step[s.rank] = std::max(m.run.last_step[s.rank], s.step);
+  m.run.now = d.info.ended_at ? *d.info.ended_at
+                              : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return diagnosis::review_session(m);
+}
+
+std::string step_range(const sessions::Finding& f) {
+  if (f.first_step < 0) return "";
+  return f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
+                                     : "steps " + std::to_string(f.first_step) + "-" + std::to_string(f.last_step);
+}
+
+void print_findings(const std::vector<sessions::Finding>& findings) {
+  std::cout << "\nfindings: " << (findings.empty() ? "none" : std::to_string(findings.size())) << "\n";
+  for (const auto& f : findings) {
+    std::cout << "  [" << shown(f.severity) << "] " << shown(f.kind) << (f.first_step < 0 ? "" : ", " + step_range(f))
+              << ": " << shown(f.summary) << "\n";
+    std::istringstream evidence(f.evidence);
+    for (std::string line; std::getline(evidence, line);) std::cout << "      " << shown(line) << "\n";
+    if (!f.suggested_fix.empty()) std::cout << "    fix: " << shown(f.suggested_fix) << "\n";
+  }
+}
+
+nlohmann::json findings_json(const std::vector<sessions::Finding>& findings) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : findings)
+    out.push_back({{"kind", f.kind}, {"severity", f.severity}, {"first_step", f.first_step}, {"last_step", f.last_step},
+                   {"ranks", f.ranks}, {"summary", f.summary}, {"evidence", f.evidence},
+                   {"suggested_fix", f.suggested_fix}});
+  return out;
+}
+
 profiler::ProfileSelection selection_from_flags(const ParsedArgs& parsed, std::int64_t origin_ns) {
   profiler::ProfileSelection selection;
   try {
@@ -349,13 +395,16 @@ int show_action(const CommandArgs& args) {
   profile_options.warmup_steps = options.warmup_steps;
   const ShownProfile profile = load_shown_profile(parsed, store, id, profile_options);
   const auto memory = engine::session_memory_report(store, id, options.warmup_steps);
+  const auto findings = session_findings(store, id, detail);
   if (parsed.has("json")) {
-    nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)}};
+    nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)},
+                       {"findings", findings_json(findings)}};
     if (profile.analyses) out["profile"] = shown_profile_json(profile);
     if (memory) out["memory_prediction"] = memory_report_json(*memory);
     std::cout << json_text(out) << "\n";
   } else {
     print_summary(detail, summary);
+    print_findings(findings);
     if (memory) std::cout << "\n" << escape_control_characters(engine::session_memory_report_text(*memory), true);
     print_shown_profile(profile, profile_options);
   }

@@ -11,7 +11,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kRoots[] = {"aio/", "app/", "configs/", "estimator/", "sessions/", "kernels/", "profiler/",
+const char* kRoots[] = {"aio/", "app/", "configs/", "diagnosis/", "estimator/", "sessions/", "kernels/", "profiler/",
                         "engine/", "tests/", "resources/", "docs/", "scripts/", ".ci/"};
 
 bool names_repository_path(const std::string& token) {

@@ -98,7 +98,7 @@ int rank_of(const Event& event) {
       [](const auto& e) -> int {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, RunStart> || std::is_same_v<T, RunEnd> || std::is_same_v<T, SessionOrigin> ||
-                      std::is_same_v<T, HostReport>)
+                      std::is_same_v<T, HostReport> || std::is_same_v<T, Finding>)
           return -1;
         else return e.rank;
       },
