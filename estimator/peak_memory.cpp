@@ -120,6 +120,8 @@ PeakMemoryEstimate estimate_peak(double P, const ZeroPlan& plan, const EstimateO
   const FragmentationFactors f =
       fragmentation_factors(options.workload.checkpointing != ActivationCheckpointing::kNone, offload);
   const double context = kCudaContextBytes + (offload ? kOffloadContextBytes : 0);
+  e.context_bytes = context;
+  e.upper_fragmentation = f.upper;
   e.reserved_bytes = e.allocated_bytes * f.expected;
   e.device_bytes = e.reserved_bytes + context;
   e.device_upper_bytes = e.allocated_bytes * f.upper + context;

@@ -48,6 +48,8 @@ struct PeakMemoryEstimate {
   double reserved_bytes = 0;         ///< what the allocator holds from the driver then (expected)
   double device_bytes = 0;           ///< the device-level peak: reserved + the CUDA context (expected)
   double device_upper_bytes = 0;     ///< the device-level bound the fit is judged on
+  double context_bytes = 0;          ///< the CUDA context in both device figures
+  double upper_fragmentation = 1;    ///< device_upper = allocated x this + context
   double expected_error = kSweepMeanAbsoluteError;  ///< of allocated_bytes, a fraction
   bool calibrated = true;            ///< false: the sweep measured this plan far from the arithmetic
   std::string calibration_note;      ///< why, and what to do instead

@@ -14,12 +14,10 @@ void apply_fit(PlanEstimate& p, const EstimateOptions& options, const Activation
     const double usable = *c.gpu_memory_bytes * (1 - c.margin);
     p.fits_gpu = p.peak.device_upper_bytes <= usable;
     if (activations.available && activations.bytes_per_sample > 0) {
-      // device_upper = allocated x the upper fragmentation factor + context, and allocated = what is
-      // not activations + activations, which grow with the micro-batch.
-      const double upper = fragmentation_factors(options.workload.checkpointing != ActivationCheckpointing::kNone,
-                                                 p.plan.offload_optimizer != OffloadDevice::kNone).upper;
-      const double context = p.peak.device_upper_bytes - p.peak.allocated_bytes * upper;
-      const double room = (usable - context) / upper - (p.peak.allocated_bytes - activations.total_bytes);
+      // device_upper = allocated x the upper fragmentation + context, and allocated = what is not
+      // activations + activations, which grow with the micro-batch.
+      const double room = (usable - p.peak.context_bytes) / p.peak.upper_fragmentation -
+                          (p.peak.allocated_bytes - activations.total_bytes);
       // Clamped before the cast: a huge --gpu-mem over a tiny sample must not overflow long long.
       const double fitting = room > 0 ? std::floor(room / activations.bytes_per_sample) : 0;
       p.max_micro_batch = static_cast<long long>(std::min(fitting, 1e15));
