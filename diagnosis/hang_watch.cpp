@@ -14,10 +14,12 @@ void HangWatch::observe(const sessions::Event& event, double now) {
     board_.add(*m);
     if (m->left_at) {
       last_progress_ = std::max(last_progress_, now);
+      progressed_ = true;
       reported_ = false;
     }
   } else if (const auto* s = std::get_if<sessions::StepMetrics>(&event)) {
     last_progress_ = std::max(last_progress_, now);
+    progressed_ = true;
     reported_ = false;
     run_.last_step[s->rank] = std::max(run_.last_step[s->rank], s->step);
     if (s->step_time_ms && step_ms_.size() < 100000) step_ms_.push_back(*s->step_time_ms);
@@ -30,9 +32,14 @@ void HangWatch::observe(const sessions::Event& event, double now) {
 }
 
 double HangWatch::hang_after_s() const {
-  if (options_.hang_after_s) return *options_.hang_after_s;
-  const double step_s = step_ms_.empty() ? 0 : median(step_ms_) / 1000.0;
-  return std::max(options_.floor_s, options_.step_multiple * step_s);
+  double limit = 0;
+  if (options_.hang_after_s) {
+    limit = *options_.hang_after_s;
+  } else {
+    const double step_s = step_ms_.empty() ? 0 : median(step_ms_) / 1000.0;
+    limit = std::max(options_.floor_s, options_.step_multiple * step_s);
+  }
+  return progressed_ ? limit : std::max(limit, options_.first_progress_floor_s);
 }
 
 std::optional<sessions::Finding> HangWatch::check(double now) {

@@ -17,6 +17,9 @@ struct HangWatchOptions {
   std::optional<double> hang_after_s;  ///< --hang-after; unset: max(floor_s, step_multiple x median step)
   double floor_s = 60;
   double step_multiple = 20;
+  /// Before the first step or completed collective (model build, weight loading, rendezvous), the
+  /// silence that counts is at least this: a slow start is not a hang.
+  double first_progress_floor_s = 300;
 };
 
 class HangWatch {
@@ -26,7 +29,8 @@ class HangWatch {
 
   /// Takes in one event as it arrives at `now`: steps, collective marks, the run's ranks and hosts.
   void observe(const sessions::Event& event, double now);
-  /// The silence that counts as a hang now: the option, or the default from the median step time.
+  /// The silence that counts as a hang now: the option, or the default from the median step time
+  /// (before any progress, at least first_progress_floor_s).
   double hang_after_s() const;
   /// The diagnosis once the run has made no progress for hang_after_s(); nullopt otherwise or
   /// when this stall was already reported.
@@ -40,6 +44,7 @@ class HangWatch {
   RunPicture run_;
   std::vector<double> step_ms_;
   double last_progress_;
+  bool progressed_ = false;
   bool reported_ = false;
 };
 

@@ -47,8 +47,9 @@ std::vector<const std::map<int, double>*> complete_steps(const std::map<std::int
   return rows;
 }
 
-std::optional<Finding> judge(const std::string& phase, int rank, const std::vector<const std::map<int, double>*>& rows,
-                             const RunPicture& run, const StragglerOptions& o) {
+std::optional<StragglerFlag> judge(const std::string& phase, int rank,
+                                   const std::vector<const std::map<int, double>*>& rows, const RunPicture& run,
+                                   const StragglerOptions& o) {
   std::vector<double> mine;
   std::map<int, std::vector<double>> peers;
   int slower = 0;
@@ -58,7 +59,7 @@ std::optional<Finding> judge(const std::string& phase, int rank, const std::vect
       if (r == rank) mine.push_back(ms);
       else { peers[r].push_back(ms); others.push_back(ms); }
     }
-    if (row->at(rank) > median(others)) ++slower;
+    if (row->at(rank) > median(others) * o.step_margin) ++slower;
   }
   std::vector<double> peer_medians;
   for (const auto& [r, values] : peers) peer_medians.push_back(median(values));
@@ -79,7 +80,7 @@ std::optional<Finding> judge(const std::string& phase, int rank, const std::vect
   f.suggested_fix = "Every rank waits for " + host_rank(run, rank) + " at each collective. Check that host: GPU "
                     "clocks and temperature (nvidia-smi -q -d CLOCK,PERFORMANCE), other processes on its cores or GPU, "
                     "its data loader and disk (a slow " + phase + " phase).";
-  return f;
+  return StragglerFlag{rank, phase, own, theirs, std::move(f)};
 }
 
 }  // namespace
@@ -90,23 +91,30 @@ bool is_collective_wait(const std::string& timer) {
   return false;
 }
 
-std::vector<Finding> find_stragglers(const std::vector<sessions::TimerBreakdown>& timers, const RunPicture& run,
-                                     const StragglerOptions& options) {
+std::vector<StragglerFlag> flag_stragglers(const std::vector<sessions::TimerBreakdown>& timers, const RunPicture& run,
+                                           const StragglerOptions& options) {
   std::set<int> ranks;
   for (const auto& t : timers) ranks.insert(t.rank);
-  std::vector<Finding> findings;
-  if (ranks.size() < 2) return findings;
+  std::vector<StragglerFlag> flags;
+  if (ranks.size() < 2) return flags;
   for (const auto& [phase, steps] : tabulate(timers)) {
     std::int64_t first = 0, last = 0;
     const auto rows = complete_steps(steps, ranks.size(), options.window, first, last);
-    if (static_cast<int>(rows.size()) < std::min(options.window, 5)) continue;
+    if (static_cast<int>(rows.size()) < std::min(options.window, options.min_steps)) continue;
     for (int rank : ranks)
-      if (auto f = judge(phase, rank, rows, run, options)) {
-        f->first_step = first;
-        f->last_step = last;
-        findings.push_back(std::move(*f));
+      if (auto flag = judge(phase, rank, rows, run, options)) {
+        flag->finding.first_step = first;
+        flag->finding.last_step = last;
+        flags.push_back(std::move(*flag));
       }
   }
+  return flags;
+}
+
+std::vector<Finding> find_stragglers(const std::vector<sessions::TimerBreakdown>& timers, const RunPicture& run,
+                                     const StragglerOptions& options) {
+  std::vector<Finding> findings;
+  for (auto& flag : flag_stragglers(timers, run, options)) findings.push_back(std::move(flag.finding));
   return findings;
 }
 

@@ -19,11 +19,25 @@ struct StragglerOptions {
   int window = 20;           ///< steps looked at (the latest ones every rank reported)
   double min_ratio = 1.15;   ///< slower than the peers' median by this factor ...
   double min_gap_ms = 1.0;   ///< ... and by at least this much
-  double persistence = 0.8;  ///< in at least this share of the window's steps
+  double persistence = 0.8;  ///< in at least this share of the window's steps ...
+  double step_margin = 1.0;  ///< ... being slower than the peers' median of that step by this factor
+  int min_steps = 5;         ///< fewer complete steps than this (or the window) are not judged
 };
 
 /// Whether a timer is a wait on other ranks (all-reduce, gather, comm); those are never blamed.
 bool is_collective_wait(const std::string& timer);
+
+/// A rank and phase flagged, with its finding.
+struct StragglerFlag {
+  int rank = 0;
+  std::string phase;
+  double own_ms = 0, peers_ms = 0;  ///< the medians compared
+  sessions::Finding finding;
+};
+
+/// Every rank and phase flagged over the latest window; none for a clean run.
+std::vector<StragglerFlag> flag_stragglers(const std::vector<sessions::TimerBreakdown>& timers, const RunPicture& run,
+                                           const StragglerOptions& options = {});
 
 /// One finding ("straggler", warning) per rank and phase flagged; none for a clean run.
 std::vector<sessions::Finding> find_stragglers(const std::vector<sessions::TimerBreakdown>& timers,

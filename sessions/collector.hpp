@@ -20,6 +20,8 @@
 #include <memory>
 #include <string>
 
+#include "sessions/events.hpp"
+
 namespace shardscope::sessions {
 
 enum class CollectorLogLevel { kInfo, kWarning, kError };
@@ -48,6 +50,10 @@ struct CollectorOptions {
   int drain_idle_ms = 500;                   ///< at stop(): a still-open socket silent this long is closed
   /// Receives the collector's own messages; the default prints "shardscope collector: ..." to stderr.
   std::function<void(CollectorLogLevel, const std::string&)> log;
+  /// Sees every accepted event as it arrives, on the network thread, before it is queued for the
+  /// store: the launcher's run doctor watches the run live this way. Must be quick and thread-safe;
+  /// unset: nothing watches.
+  std::function<void(const Event&)> observe;
 };
 
 struct CollectorStats {

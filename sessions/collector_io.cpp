@@ -360,6 +360,7 @@ Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, Co
       auto* event = std::get_if<Event>(&frame);
       if (!event) throw ProtocolError("a handshake frame after the handshake");
       check_event(c, *event);
+      if (options.observe) options.observe(*event);
       const std::size_t records = event_record_count(*event);
       chunk.records += records;
       chunk.bytes += 4 + header.length + records * kRecordOverheadBytes;

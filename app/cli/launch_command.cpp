@@ -31,8 +31,10 @@ ArgParser launch_parser() {
                    "CUDA_VISIBLE_DEVICES for each rank, relays their output, forwards Ctrl-C and SIGTERM to every rank\n"
                    "on every host, stops all ranks when one fails and names the first one (host:rank). --preflight\n"
                    "checks the hosts instead. Exit code: 0 when every rank succeeded; the first failing rank's code\n"
-                   "(128+signal when it was killed); 1 when a host became unreachable; 130 after Ctrl-C; 2 when\n"
-                   "nothing could start. See docs/launcher.md.");
+                   "(128+signal when it was killed); 1 when a host became unreachable; 130 after Ctrl-C; 124 when\n"
+                   "--on-hang stop ended a hung run; 2 when nothing could start. With --session the run doctor\n"
+                   "watches the run and names a hang's culprit (host:rank, collective, step). See docs/launcher.md\n"
+                   "and docs/doctor.md.");
   parser.option("hostfile", "FILE", "MPI-style hostfile, `HOST slots=N` lines (default /job/hostfile; missing: this machine)")
       .option("num_nodes", "N", "the first N hosts of the hostfile")
       .option("num_gpus", "N", "use GPUs 0..N-1 on every host (default: every visible GPU / every slot)")
@@ -52,12 +54,18 @@ ArgParser launch_parser() {
       .option("collector_addr", "ADDR", "the collector's address (default: loopback, or the one facing MASTER_ADDR)")
       .option("collector_port", "PORT", "the collector's port (default: a free one; --no_ssh: master_port + 1)")
       .option("collector_secret_file", "FILE", "a run secret shared by every --no_ssh node (mode 0600)")
+      .option("hang-after", "SECONDS", "with --session: a run with no step and no collective completed for this long "
+                                       "hangs (default: max(60, 20 x the median step time))")
+      .option("on-hang", "report|stop", "with --session: on a hang, name the culprit and keep waiting (report, the "
+                                        "default) or then stop every rank and exit 124 (stop)")
       .flag("preflight", "check every host of the hostfile (reachable, build, GPUs, /dev/shm, port, all-reduce)")
       .flag("json", "with --preflight: print the table as JSON")
       .alias("H", "hostfile")
       .alias("i", "include")
       .alias("e", "exclude")
       .alias("num_accelerators", "num_gpus")
+      .alias("hang_after", "hang-after")
+      .alias("on_hang", "on-hang")
       .allow_passthrough("the `shardscope train` arguments of every rank (--config, --model, --steps, ...)");
   return parser;
 }
@@ -67,6 +75,35 @@ int integer_flag(const ParsedArgs& p, const std::string& name, int fallback) {
   if (!v) return fallback;
   if (*v <= 0 || *v > INT_MAX) throw UsageError("--" + name + " must be positive, got " + std::to_string(*v));
   return static_cast<int>(*v);
+}
+
+// --hang-after and --on-hang: the run doctor reads the marks the ranks send to the session's collector.
+launcher::DoctorOptions doctor_options(const ParsedArgs& p) {
+  launcher::DoctorOptions o;
+  if (const auto text = p.value("hang-after")) {
+    std::size_t used = 0;
+    double seconds = 0;
+    try {
+      seconds = std::stod(*text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text->size() || !(seconds > 0) || seconds > 1e7)
+      throw UsageError("--hang-after must be a number of seconds above 0, got '" + *text + "'");
+    o.hang_after_s = seconds;
+  }
+  if (const auto text = p.value("on-hang")) {
+    try {
+      o.on_hang = launcher::parse_on_hang(*text);
+    } catch (const launcher::LaunchError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if ((p.value("hang-after") || p.value("on-hang")) && !p.value("session"))
+    throw UsageError(std::string("--") + (p.value("hang-after") ? "hang-after" : "on-hang") +
+                     " needs --session FILE: the run doctor watches the collective marks the ranks send to the "
+                     "session's collector");
+  return o;
 }
 
 std::string own_executable() {
@@ -90,6 +127,7 @@ launcher::LaunchFlags make_flags(const ParsedArgs& p, const CommandArgs& args) {
   r.each_rank_log_dir = p.value("enable_each_rank_log");
   r.session_db = p.value("session");
   r.name = p.value("name").value_or("");
+  r.doctor = doctor_options(p);
   r.command_line = {"shardscope", "launch"};
   r.command_line.insert(r.command_line.end(), args.begin(), args.end());
   f.hostfile_given = p.value("hostfile").has_value();

@@ -169,6 +169,8 @@ void HostsLauncher::configure_run() {
     o.port = request_.collector_port;
     o.world_size = plan_.world_size;
     o.secret = request_.secret;
+    doctor_ = std::make_unique<RunDoctor>(request_.launch.doctor, started_at_);
+    o.observe = [doctor = doctor_.get()](const sessions::Event& e) { doctor->observe(e); };
     session_ = std::make_unique<LaunchSession>(o);
     message("session " + session_->uid() + " in " + o.db_path + ", collector at " + session_->collector_address(),
             sessions::LogLevel::kInfo);

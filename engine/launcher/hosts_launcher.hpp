@@ -13,12 +13,15 @@
 #include <string>
 #include <vector>
 
+#include <poll.h>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/launcher/agent_link.hpp"
 #include "engine/launcher/hosts_plan.hpp"
 #include "engine/launcher/local_launcher.hpp"
 #include "engine/launcher/rank_output.hpp"
+#include "engine/launcher/run_doctor.hpp"
 #include "sessions/environment_report.hpp"
 
 namespace shardscope::engine::launcher {
@@ -94,7 +97,23 @@ class HostsLauncher {
   std::string master_address();
 
   // hosts_launcher_events.cpp
+  struct Source {
+    enum Kind { kWake, kListen, kPending, kLinkRead, kLinkWrite, kOut, kErr, kExit } kind;
+    std::size_t index;
+  };
+  struct PollSet {
+    std::vector<pollfd> fds;
+    std::vector<Source> sources;
+  };
   void pump(int timeout_ms);
+  PollSet poll_set() const;
+  void on_ready(const Source& source);
+  void read_signals();
+  void read_pending_agent(int fd);
+  void read_link(std::size_t node);
+  void read_transport(Transport& t, bool from_stderr);
+  void reap_transport(std::size_t transport);
+  void consult_doctor();
   void on_message(std::size_t node, const nlohmann::json& message);
   void on_line(const Node& node, const nlohmann::json& message);
   void on_rank_exit(Node& node, const nlohmann::json& message);
@@ -123,6 +142,7 @@ class HostsLauncher {
   std::vector<Transport> transports_;
   std::unique_ptr<AgentRendezvous> rendezvous_;
   std::string mpi_hostfile_;
+  std::unique_ptr<RunDoctor> doctor_;  ///< before session_: the collector it watches stops first
   std::unique_ptr<LaunchSession> session_;
   int wake_read_ = -1, wake_write_ = -1;
   std::string master_addr_, config_json_, cwd_;
@@ -132,7 +152,8 @@ class HostsLauncher {
   std::vector<Failure> exits_this_round_;
   int interrupt_signal_ = 0;
   std::optional<Failure> failure_;
-  AgentClock::time_point stop_started_, next_ping_;
+  AgentClock::time_point stop_started_, next_ping_, next_doctor_tick_;
+  std::string stopped_hung_;  ///< why the doctor stopped the run (--on-hang stop)
 };
 
 }  // namespace shardscope::engine::launcher

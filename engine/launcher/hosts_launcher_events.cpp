@@ -19,6 +19,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr auto kPingPeriod = std::chrono::seconds(1);
+constexpr auto kDoctorPeriod = std::chrono::seconds(1);
 // After an ssh channel's end of file, how long its exit status may take to arrive (it names why).
 constexpr auto kExitStatusWait = std::chrono::seconds(2);
 // While stopping: SIGKILL this long after the grace, then give up on hosts that still do not answer.
@@ -307,88 +308,110 @@ void HostsLauncher::keep_time() {
   }
 }
 
-void HostsLauncher::pump(int timeout_ms) {
-  enum Kind { kWake, kListen, kPending, kLinkRead, kLinkWrite, kOut, kErr, kExit };
-  struct Source {
-    Kind kind;
-    std::size_t index;
-  };
-  std::vector<pollfd> fds{{wake_read_, POLLIN, 0}};
-  std::vector<Source> sources{{kWake, 0}};
-  auto add = [&](int fd, short events, Kind kind, std::size_t index) {
+// The descriptors the loop waits on, each with what it stands for.
+HostsLauncher::PollSet HostsLauncher::poll_set() const {
+  PollSet set;
+  auto add = [&](int fd, short events, Source::Kind kind, std::size_t index) {
     if (fd < 0) return;
-    fds.push_back({fd, events, 0});
-    sources.push_back({kind, index});
+    set.fds.push_back({fd, events, 0});
+    set.sources.push_back({kind, index});
   };
+  add(wake_read_, POLLIN, Source::kWake, 0);
   if (rendezvous_) {
-    add(rendezvous_->listen_fd(), POLLIN, kListen, 0);
-    for (int fd : rendezvous_->pending_fds()) add(fd, POLLIN, kPending, static_cast<std::size_t>(fd));
+    add(rendezvous_->listen_fd(), POLLIN, Source::kListen, 0);
+    for (int fd : rendezvous_->pending_fds()) add(fd, POLLIN, Source::kPending, static_cast<std::size_t>(fd));
   }
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (!nodes_[i].link.attached() || nodes_[i].link_ended) continue;
-    add(nodes_[i].link.read_fd(), POLLIN, kLinkRead, i);
-    add(nodes_[i].link.pending_write_fd(), POLLOUT, kLinkWrite, i);
+    add(nodes_[i].link.read_fd(), POLLIN, Source::kLinkRead, i);
+    add(nodes_[i].link.pending_write_fd(), POLLOUT, Source::kLinkWrite, i);
   }
   for (std::size_t t = 0; t < transports_.size(); ++t) {
     if (!transports_[t].process || transports_[t].wait_status) continue;
     const auto& p = *transports_[t].process;
-    if (transports_[t].spec.node < 0) add(p.stdout_fd(), POLLIN, kOut, t);  // ssh's stdout is the channel
-    add(p.stderr_fd(), POLLIN, kErr, t);
-    add(p.exit_fd(), POLLIN, kExit, t);
+    if (transports_[t].spec.node < 0) add(p.stdout_fd(), POLLIN, Source::kOut, t);  // ssh's stdout is the channel
+    add(p.stderr_fd(), POLLIN, Source::kErr, t);
+    add(p.exit_fd(), POLLIN, Source::kExit, t);
   }
-  if (::poll(fds.data(), fds.size(), timeout_ms) < 0) return;  // EINTR: the signal is in the wake pipe
-  for (std::size_t k = 0; k < fds.size(); ++k) {
-    if (!(fds[k].revents & (POLLIN | POLLOUT | POLLHUP | POLLERR))) continue;
-    const Source s = sources[k];
-    switch (s.kind) {
-      case kWake: {
-        unsigned char signals[64];
-        ssize_t n = 0;
-        while ((n = ::read(wake_read_, signals, sizeof signals)) > 0)
-          for (ssize_t i = 0; i < n; ++i) on_signal(signals[i]);
-        break;
-      }
-      case kListen: rendezvous_->accept_all(); break;
-      case kPending: {
-        std::vector<std::string> refused;
-        if (auto agent = rendezvous_->read_pending(static_cast<int>(s.index), refused)) on_arrived(std::move(*agent));
-        for (const auto& why : refused) message("warning: refused " + why, sessions::LogLevel::kWarning);
-        break;
-      }
-      case kLinkRead:
-        try {
-          for (const auto& m : nodes_[s.index].link.read_available()) on_message(s.index, m);
-        } catch (const ChannelError& e) {
-          on_link_lost(s.index, e.what());
-        }
-        break;
-      case kLinkWrite: nodes_[s.index].link.flush(); break;
-      case kOut:
-      case kErr: {
-        Transport& t = transports_[s.index];
-        const int fd = s.kind == kOut ? t.process->stdout_fd() : t.process->stderr_fd();
-        char buffer[16 << 10];
-        const ssize_t n = ::read(fd, buffer, sizeof buffer);
-        LineSplitter& lines = s.kind == kOut ? t.out_lines : t.err_lines;
-        if (n > 0) {
-          for (const auto& line : lines.append(buffer, static_cast<std::size_t>(n))) on_transport_line(t, s.kind == kErr, line);
-        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-          if (auto rest = lines.finish()) on_transport_line(t, s.kind == kErr, *rest);
-          s.kind == kOut ? t.process->close_stdout() : t.process->close_stderr();
-        }
-        break;
-      }
-      case kExit:
-        if (auto status = transports_[s.index].process->try_reap()) {
-          transports_[s.index].wait_status = *status;
-          on_transport_exit(s.index);
-        }
-        break;
-    }
+  return set;
+}
+
+void HostsLauncher::read_signals() {
+  unsigned char signals[64];
+  ssize_t n = 0;
+  while ((n = ::read(wake_read_, signals, sizeof signals)) > 0)
+    for (ssize_t i = 0; i < n; ++i) on_signal(signals[i]);
+}
+
+void HostsLauncher::read_pending_agent(int fd) {
+  std::vector<std::string> refused;
+  if (auto agent = rendezvous_->read_pending(fd, refused)) on_arrived(std::move(*agent));
+  for (const auto& why : refused) message("warning: refused " + why, sessions::LogLevel::kWarning);
+}
+
+void HostsLauncher::read_link(std::size_t node) {
+  try {
+    for (const auto& m : nodes_[node].link.read_available()) on_message(node, m);
+  } catch (const ChannelError& e) {
+    on_link_lost(node, e.what());
   }
+}
+
+void HostsLauncher::read_transport(Transport& t, bool from_stderr) {
+  const int fd = from_stderr ? t.process->stderr_fd() : t.process->stdout_fd();
+  char buffer[16 << 10];
+  const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  LineSplitter& lines = from_stderr ? t.err_lines : t.out_lines;
+  if (n > 0) {
+    for (const auto& line : lines.append(buffer, static_cast<std::size_t>(n))) on_transport_line(t, from_stderr, line);
+  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    if (auto rest = lines.finish()) on_transport_line(t, from_stderr, *rest);
+    from_stderr ? t.process->close_stderr() : t.process->close_stdout();
+  }
+}
+
+void HostsLauncher::reap_transport(std::size_t transport) {
+  if (auto status = transports_[transport].process->try_reap()) {
+    transports_[transport].wait_status = *status;
+    on_transport_exit(transport);
+  }
+}
+
+void HostsLauncher::on_ready(const Source& s) {
+  switch (s.kind) {
+    case Source::kWake: read_signals(); break;
+    case Source::kListen: rendezvous_->accept_all(); break;
+    case Source::kPending: read_pending_agent(static_cast<int>(s.index)); break;
+    case Source::kLinkRead: read_link(s.index); break;
+    case Source::kLinkWrite: nodes_[s.index].link.flush(); break;
+    case Source::kOut: read_transport(transports_[s.index], false); break;
+    case Source::kErr: read_transport(transports_[s.index], true); break;
+    case Source::kExit: reap_transport(s.index); break;
+  }
+}
+
+// The run doctor, about once a second while the ranks run: its findings printed and stored, and a
+// hang under --on-hang stop ends the run.
+void HostsLauncher::consult_doctor() {
+  const auto now = AgentClock::now();
+  if (!doctor_ || stopping_ || !run_start_sent_ || now < next_doctor_tick_) return;
+  next_doctor_tick_ = now + kDoctorPeriod;
+  std::string why = doctor_->tick(err_, session_.get());
+  if (why.empty()) return;
+  message(why, sessions::LogLevel::kError);
+  stopped_hung_ = std::move(why);
+  stop_all(SIGTERM);
+}
+
+void HostsLauncher::pump(int timeout_ms) {
+  PollSet set = poll_set();
+  if (::poll(set.fds.data(), set.fds.size(), timeout_ms) < 0) return;  // EINTR: the signal is in the wake pipe
+  for (std::size_t k = 0; k < set.fds.size(); ++k)
+    if (set.fds[k].revents & (POLLIN | POLLOUT | POLLHUP | POLLERR)) on_ready(set.sources[k]);
   if (rendezvous_) rendezvous_->drop_expired();  // intruders that never proved themselves
   judge_exits_of_round();
   keep_time();
+  consult_doctor();
 }
 
 }  // namespace shardscope::engine::launcher

@@ -83,6 +83,10 @@ LaunchOutcome HostsLauncher::outcome() {
         r.first_failure_stderr = done.value("stderr_tail", std::vector<std::string>{});
       }
     }
+  } else if (!stopped_hung_.empty()) {
+    r.status = "hung";
+    r.exit_code = kHungRunExitCode;
+    r.stopped_hung = stopped_hung_;
   } else if (interrupt_signal_) {
     r.status = "interrupted";
     r.exit_code = 128 + interrupt_signal_;
@@ -113,6 +117,9 @@ void HostsLauncher::report_end(const LaunchOutcome& o) {
       lines.push_back("last lines of " + failure_->who + "'s stderr:");
       for (const auto& l : r.first_failure_stderr) lines.push_back("  " + l);
     }
+  } else if (!r.stopped_hung.empty()) {
+    lines.push_back("the run hung and every rank on every host was stopped (--on-hang stop); the doctor's finding "
+                    "is above and in the session. Exit code " + std::to_string(r.exit_code) + ".");
   } else if (r.interrupt_signal) {
     lines.push_back(std::string("interrupted by ") + (r.interrupt_signal == 2 ? "SIGINT" : "SIGTERM") +
                     "; every rank on every host was stopped. Exit code " + std::to_string(r.exit_code) + ".");

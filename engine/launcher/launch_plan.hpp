@@ -10,6 +10,7 @@
 
 #include "engine/launcher/environment_exports.hpp"
 #include "engine/launcher/rank_supervisor.hpp"
+#include "engine/launcher/run_doctor.hpp"
 #include "sessions/environment_report.hpp"
 
 namespace shardscope::engine::launcher {
@@ -48,6 +49,7 @@ struct LaunchRequest {
   EnvironmentPairs extra_env;                      ///< set on every rank after base_env (exports, secret)
   double grace_seconds = 10;
   bool handle_signals = true;
+  DoctorOptions doctor;                   ///< --hang-after, --on-hang: the run doctor watches a run it records
   /// The session's environment report; unset = profiler::collect_environment_report().
   std::function<sessions::EnvironmentReport()> environment_report;
 };

@@ -25,6 +25,7 @@ std::unique_ptr<sessions::Collector> start_collector(const LaunchSessionOptions&
   options.world_size = o.world_size;
   options.bind_host = o.bind_host;
   options.port = o.port;
+  options.observe = o.observe;
   // A rank closing its connection at the end is the normal case; only trouble is worth a line.
   options.log = [](sessions::CollectorLogLevel level, const std::string& text) {
     if (level != sessions::CollectorLogLevel::kInfo) std::cerr << "shardscope collector: " << text << std::endl;

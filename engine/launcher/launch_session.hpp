@@ -5,6 +5,7 @@
 // its own messages, RunEnd with every rank's exit code) through a connection of its own (rank -1).
 // A --no_ssh node other than node 0 hosts no collector: it joins node 0's with the shared secret.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,8 @@ struct LaunchSessionOptions {
   int port = 0;                           ///< 0: a free port
   int world_size = 0;                     ///< ranks the collector accepts (0..world_size-1, and -1)
   std::optional<std::string> secret;      ///< shared secret; unset: a new random one for this run
+  /// Sees every event the collector accepts, as it arrives (the run doctor); hosting only.
+  std::function<void(const sessions::Event&)> observe;
 };
 
 class LaunchSession {

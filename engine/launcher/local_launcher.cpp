@@ -112,6 +112,9 @@ void report_end(const SupervisorResult& r, std::ostream& err, LaunchSession* ses
       lines.push_back("last lines of rank " + std::to_string(*r.first_failed_rank) + "'s stderr:");
       for (const auto& l : r.first_failure_stderr) lines.push_back("  " + l);
     }
+  } else if (!r.stopped_hung.empty()) {
+    lines.push_back("the run hung and every rank was stopped (--on-hang stop); the doctor's finding is above and in "
+                    "the session. Exit code " + std::to_string(r.exit_code) + ".");
   } else if (r.interrupt_signal) {
     lines.push_back(std::string("interrupted by ") + (r.interrupt_signal == 2 ? "SIGINT" : "SIGTERM") +
                     "; every rank was stopped. Exit code " + std::to_string(r.exit_code) + ".");
@@ -171,8 +174,9 @@ int world_size_of(const LaunchRequest& r, const LaunchPlan& plan) {
 
 // The launcher's own session (a local run, --no_ssh node 0), node 0's joined (--no_ssh node R > 0),
 // or none.
-std::unique_ptr<LaunchSession> open_session(const LaunchRequest& r, int world) {
+std::unique_ptr<LaunchSession> open_session(const LaunchRequest& r, int world, RunDoctor* doctor) {
   LaunchSessionOptions o;
+  if (doctor) o.observe = [doctor](const sessions::Event& e) { doctor->observe(e); };
   o.world_size = world;
   o.secret = r.secret;
   if (r.session_db) {
@@ -210,7 +214,10 @@ LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std:
   const std::string config_json = resolve_launch_config(plan.train, world);
   // Rank 0's node binds the rendezvous; on another node MASTER_ADDR is not this machine's.
   if (!request.placement || request.placement->node_rank == 0) check_master_port_free(plan.master_addr, plan.master_port);
-  std::unique_ptr<LaunchSession> session = open_session(request, world);
+  // The run doctor watches the runs this launcher records: it sees what the collector receives.
+  std::unique_ptr<RunDoctor> doctor =
+      request.session_db ? std::make_unique<RunDoctor>(request.doctor, started_at) : nullptr;
+  std::unique_ptr<LaunchSession> session = open_session(request, world, doctor.get());
   const bool owns_run = session && request.session_db;
   if (session) attach_session(plan, session->collector_address(), session->secret());
   err << "shardscope launch: " << describe_plan(request, plan)
@@ -230,6 +237,7 @@ LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std:
     if (session && request.placement) session->send(node_report(request, started, *session));
   };
   if (session) options.on_line = [&session](const sessions::LogLine& line) { session->send(line); };
+  if (doctor) options.on_tick = [&] { return doctor->tick(err, session.get()); };
   LaunchOutcome outcome;
   RankSupervisor supervisor(std::move(options));
   try {

@@ -25,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
 // Without pidfds (kernels before 5.3) exits are noticed by polling this often.
 constexpr int kReapPollMs = 20;
+// How often on_tick (the run doctor) is asked whether the run must stop.
+constexpr auto kTickPeriod = std::chrono::seconds(1);
 
 bool failed(int wait_status) { return !(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0); }
 
@@ -42,6 +44,8 @@ struct RankSupervisor::State {
   Clock::time_point started = Clock::now();
   std::optional<Clock::time_point> kill_deadline;   ///< set while stopping: SIGKILL when it passes
   std::optional<Clock::time_point> drain_deadline;  ///< set once every rank has exited
+  Clock::time_point next_tick = Clock::now() + kTickPeriod;
+  std::string stopped_hung;
   bool stopping = false;
   bool killed = false;
   int interrupt_signal = 0;
@@ -120,6 +124,7 @@ SupervisorResult RankSupervisor::run() {
     if (state.drain_deadline && Clock::now() >= *state.drain_deadline) break;
     wait_for_events(state);
     handle_exits(state);
+    tick(state);
     if (state.kill_deadline && !state.killed && Clock::now() >= *state.kill_deadline) {
       message(grace_over_message(options_.voice, static_cast<int>(options_.grace_seconds)), sessions::LogLevel::kWarning);
       stop_all(state, SIGKILL);
@@ -150,7 +155,9 @@ void RankSupervisor::wait_for_events(State& state) {
       }
     if (!p.exited() && p.exit_fd() < 0) timeout = kReapPollMs;
   }
-  for (const auto& deadline : {state.killed ? std::nullopt : state.kill_deadline, state.drain_deadline})
+  const std::optional<Clock::time_point> tick_at =
+      options_.on_tick && !state.stopping ? std::optional<Clock::time_point>(state.next_tick) : std::nullopt;
+  for (const auto& deadline : {state.killed ? std::nullopt : state.kill_deadline, state.drain_deadline, tick_at})
     if (deadline) timeout = timeout < 0 ? ms_until(*deadline) : std::min(timeout, ms_until(*deadline));
   if (::poll(fds.data(), fds.size(), timeout) < 0) return;  // EINTR: the signal is in the wake pipe
   for (std::size_t k = 0; k < fds.size(); ++k) {
@@ -239,6 +246,16 @@ void RankSupervisor::handle_exits(State& state) {
   }
 }
 
+void RankSupervisor::tick(State& state) {
+  if (!options_.on_tick || state.stopping || Clock::now() < state.next_tick) return;
+  state.next_tick = Clock::now() + kTickPeriod;
+  std::string why = options_.on_tick();
+  if (why.empty()) return;
+  message(why, sessions::LogLevel::kError);
+  state.stopped_hung = std::move(why);
+  stop_all(state, SIGTERM);
+}
+
 SupervisorResult RankSupervisor::finish(State& state) {
   SupervisorResult r;
   r.ranks = state.results;
@@ -254,6 +271,10 @@ SupervisorResult RankSupervisor::finish(State& state) {
     r.first_failure_stderr.assign(tail.begin(), tail.end());
     r.status = "failed";
     r.exit_code = shell_exit_code(failed_rank.wait_status);
+  } else if (!state.stopped_hung.empty()) {
+    r.status = "hung";
+    r.exit_code = kHungRunExitCode;
+    r.stopped_hung = state.stopped_hung;
   } else if (state.interrupt_signal) {
     r.status = "interrupted";
     r.exit_code = 128 + state.interrupt_signal;

@@ -20,6 +20,10 @@
 
 namespace shardscope::engine::launcher {
 
+/// The launcher's exit code when the run doctor stopped a hung run (`--on-hang stop`), as
+/// timeout(1) exits when it stopped its command.
+inline constexpr int kHungRunExitCode = 124;
+
 struct RankSpec {
   int rank = 0;
   int local_rank = 0;
@@ -48,6 +52,10 @@ struct SupervisorOptions {
   std::function<void(const std::vector<StartedRank>&)> on_started;
   /// Called as each rank's exit is seen, before the others are stopped (a node agent relays it).
   std::function<void(const struct RankResult&)> on_rank_exit;
+  /// Called about once a second while ranks run (the run doctor's watch); a non-empty answer says
+  /// why the run must end: every rank is stopped (SIGTERM, SIGKILL after the grace) and the run
+  /// ends "hung" with kHungRunExitCode.
+  std::function<std::string()> on_tick;
 };
 
 struct RankResult {
@@ -60,12 +68,13 @@ struct RankResult {
 
 struct SupervisorResult {
   int exit_code = 0;                 ///< 0; the first failure's code or 128+signal; 128+signal when interrupted
-  std::string status;                ///< "completed", "failed", "interrupted" (as RunEnd records it)
+  std::string status;                ///< "completed", "failed", "interrupted", "hung" (as RunEnd records it)
   std::vector<RankResult> ranks;     ///< in rank order
   std::optional<int> first_failed_rank;
   std::string first_failure;         ///< "rank 1 was killed by signal 9 (SIGKILL)" (in the voice's words)
   std::vector<std::string> first_failure_stderr;  ///< the last stderr lines of that rank
   int interrupt_signal = 0;          ///< SIGINT or SIGTERM received by the launcher, else 0
+  std::string stopped_hung;          ///< why on_tick stopped the run ("" when it did not)
   bool killed_after_grace = false;   ///< some rank ignored SIGTERM/SIGINT and got SIGKILL
   double wall_seconds = 0;
 };
@@ -90,6 +99,7 @@ class RankSupervisor {
   void read_output(State& state, std::size_t index, bool from_stderr);
   void handle_signal(State& state, int signal);
   void handle_exits(State& state);
+  void tick(State& state);
   void stop_all(State& state, int signal);
   void message(const std::string& text, sessions::LogLevel level);
   SupervisorResult finish(State& state);

@@ -42,7 +42,11 @@ TEST(HangWatch, ASilenceLongerThanTheLimitIsDiagnosedOnceAndProgressRearmsIt) {
 
 TEST(HangWatch, TheDefaultLimitIsTwentyMedianStepsWithAFloor) {
   HangWatch watch(HangWatchOptions{}, 0);
-  EXPECT_DOUBLE_EQ(watch.hang_after_s(), 60);
+  EXPECT_DOUBLE_EQ(watch.hang_after_s(), 300);  // before any progress: the start's floor
+  sessions::StepMetrics first;
+  first.step = 1;
+  watch.observe(first, 1);
+  EXPECT_DOUBLE_EQ(watch.hang_after_s(), 60);  // no step time yet: the floor
   for (int s = 1; s <= 9; ++s) {
     sessions::StepMetrics step;
     step.step = s;
@@ -52,6 +56,19 @@ TEST(HangWatch, TheDefaultLimitIsTwentyMedianStepsWithAFloor) {
   EXPECT_DOUBLE_EQ(watch.hang_after_s(), 100);  // 20 x 5 s
   EXPECT_FALSE(watch.check(108).has_value());
   EXPECT_TRUE(watch.check(109.5).has_value());
+}
+
+TEST(HangWatch, ARunThatNeverStartsIsAHangOnlyAfterTheStartFloor) {
+  HangWatchOptions options;
+  options.hang_after_s = 5;
+  options.first_progress_floor_s = 30;
+  HangWatch watch(options, 100);
+  watch.observe(two_ranks(), 100);
+  watch.observe(mark(0, 1, std::nullopt), 110);  // rank 0 waits in its first collective
+  EXPECT_FALSE(watch.check(120).has_value()) << "a slow model build is not a hang";
+  const auto f = watch.check(131);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->ranks, std::vector<int>{1});
 }
 
 }  // namespace
