@@ -345,10 +345,11 @@ void Engine::memory_report(const char* where) const {
 
 torch::Tensor Engine::forward(const Batch& batch) {
   memory_report("Engine before forward");
-  enter_engine_phase(communicator(), options_.rank, global_steps_ + 1, CollectivePhase::kForward);
   const profiler::ScopedRange range(profiler::NvtxPhase::kForward);
   timer_start(profiler::timer_names::kForward);
   const auto start = Clock::now();
+  // Inside the forward's timer: a sleep-in-phase fault is a slow forward, as a straggler's is.
+  enter_engine_phase(communicator(), options_.rank, global_steps_ + 1, CollectivePhase::kForward);
   torch::Tensor loss;
   {
     AutocastScope autocast(options_.device, autocast_dtype_);

@@ -50,8 +50,9 @@ std::optional<long long> faulted_sequence(const std::string& err, int rank, cons
 
 class LaunchDoctor : public ::testing::Test {
  protected:
-  void write_config(int stage) const {
-    std::ofstream(temp_.file("ds.json")) << R"({"train_micro_batch_size_per_gpu": 1, "steps_per_print": 1,
+  void write_config(int stage, bool timers = false) const {
+    std::ofstream(temp_.file("ds.json")) << R"({"train_micro_batch_size_per_gpu": 1, "steps_per_print": 1, "wall_clock_breakdown": )"
+                                         << (timers ? "true" : "false") << R"(,
         "optimizer": {"type": "AdamW", "params": {"lr": 0.001}}, "zero_optimization": {"stage": )"
                                          << stage << "}}";
   }
@@ -136,6 +137,28 @@ TEST_F(LaunchDoctor, AHangIsReportedAndTheRunKeptUnderReport) {
   ASSERT_TRUE(sequence.has_value()) << cli.err();
   expect_stored_hang(c, *sequence, "interrupted");
   expect_no_rank_left(cli.err());
+}
+
+// A rank sleeping 40 ms in every forward from step 5 (several times the tiny model's forward) is
+// flagged live as a straggler in forward, with its host, within 20 steps; the run completes. The
+// phase timers come with wall_clock_breakdown, as DeepSpeed's do.
+TEST_F(LaunchDoctor, ASlowRankIsFlaggedLiveWithItsPhaseAndHost) {
+  write_config(0, true);
+  auto args = launch({});
+  args.back() = "40";  // --steps
+  const auto r = run_cli(args, {"SHARDSCOPE_FAULT=1:5:sleep-in-phase:forward:40"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "doctor: WARNING straggler: " + this_host() + ":1 is slow in forward")) << r.err;
+  auto store = sessions::Store::open(db());
+  const auto detail = only_session(store);
+  const auto findings = sessions::load_findings(store, detail.info.id);
+  std::vector<sessions::Finding> flags;
+  for (const auto& f : findings)
+    if (f.kind == "straggler") flags.push_back(f);
+  ASSERT_EQ(flags.size(), 1u) << "one flag, for the slow rank only";
+  EXPECT_EQ(flags[0].ranks, std::vector<int>{1});
+  EXPECT_LE(flags[0].last_step, 5 + 20) << flags[0].summary;
+  EXPECT_TRUE(contains(flags[0].summary, "ms against its peers'")) << flags[0].summary;
 }
 
 TEST_F(LaunchDoctor, TheDoctorsFlagsAreCheckedBeforeAnyRankStarts) {
