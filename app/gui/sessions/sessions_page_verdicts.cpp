@@ -61,6 +61,12 @@ QString joined(const std::vector<std::string>& lines) {
   return out.join("<br>");
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  for (const QString& line : QString::fromStdString(text).split('\n')) out.push_back(line.toStdString());
+  return out;
+}
+
 void show_pane(ProfileView* view, const std::string& pane) {
   QTabWidget* panes = view->panes();
   for (int i = 0; i < panes->count(); ++i)
@@ -205,7 +211,7 @@ void SessionsPage::onVerdictReady() {
   const bool failed = verdict_.report.failed;
   verdict_headline_->setText(QString("<b style='color:%1'>%2</b>")
                                  .arg(tone_color(failed ? RowTone::kRegression : RowTone::kImprovement).name(),
-                                      joined({verdict_.headline})));
+                                      joined(lines_of(verdict_.headline))));
   verdict_notes_->setText(tr("Notes: %1").arg(joined(verdict_.report.notes)));
   verdict_notes_->setVisible(!verdict_.report.notes.empty());
   contributors_note_->setText(verdict_.report.profiled

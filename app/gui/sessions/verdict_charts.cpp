@@ -46,9 +46,9 @@ QCPErrorBars* bars_of(QCustomPlot* plot, QCPGraph* g) {
 // A short vertical stroke: the threshold's place on a metric's row.
 QCPScatterStyle threshold_mark() {
   QPainterPath stroke;
-  stroke.moveTo(0, -7);
-  stroke.lineTo(0, 7);
-  return QCPScatterStyle(stroke, QPen(QColor(0x55, 0x55, 0x55), 2), Qt::NoBrush, 14);
+  stroke.moveTo(0, -4);
+  stroke.lineTo(0, 4);
+  return QCPScatterStyle(stroke, QPen(QColor(0x55, 0x55, 0x55), 2), Qt::NoBrush, 8);
 }
 
 void reset(QCustomPlot* plot) {

@@ -112,12 +112,12 @@ std::string headline_of(const ss::RegressionReport& r) {
   std::string out;
   for (const auto& m : r.metrics) {
     if (!m.gating || m.verdict != ss::Verdict::kRegression) continue;
-    out += (out.empty() ? "" : "\n") + ("FAILED: " + m.metric + " " + signed_percent(m.change.estimate) + " " + interval_text(m.change) +
+    out += (out.empty() ? "" : "\n") + ("FAILED: " + ss::escape_control_characters(m.metric) + " " + signed_percent(m.change.estimate) + " " + interval_text(m.change) +
                                         " is worse than " + (m.higher_is_worse ? "+" : "-") + fixed(100 * m.threshold, 1) + "%");
     if (m.metric == "step_time" && top)
-      out += "; of which " + signed_percent(top->percent_of_step / 100) + " is " + top->kind + " " + top->name;
+      out += "; of which " + signed_percent(top->percent_of_step / 100) + " is " + top->kind + " " + ss::escape_control_characters(top->name);
   }
-  return ss::escape_control_characters(out.empty() ? "OK: no gating metric regressed beyond its threshold" : out);
+  return out.empty() ? "OK: no gating metric regressed beyond its threshold" : out;  // one line per failure
 }
 
 ss::Store open_read_only(const std::string& file) {

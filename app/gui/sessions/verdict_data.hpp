@@ -63,7 +63,7 @@ struct VerdictView {
   TextTable metrics;       ///< metric, baseline, candidate, change, 95 % interval, threshold, verdict
   TextTable contributors;  ///< kind, name, baseline, candidate, delta (ms per step), of step, share of change
   TextTable changes;       ///< kind, path, a column per session, note
-  std::string headline;    ///< the CLI's closing line: "FAILED: step_time +6.02% [...] ..." or "OK: ..."
+  std::string headline;    ///< the CLI's closing lines (one per failing metric, "\n" between): "FAILED: ..." or "OK: ..."
   std::string cli;         ///< verdict_cli_command(request)
   std::string error;       ///< set instead of the rest when the check refused the input
 };
