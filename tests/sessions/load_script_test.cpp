@@ -41,9 +41,10 @@ TEST(LoadScript, ASyntheticStepHasTheEnginesShapeAndTheWindowComesOnce) {
   script->step_events(1, 64, 2, other_rank);
   EXPECT_EQ(records_of(step0), 6u + 5 + 3 + 1);  // marks, timers, collectives, the step
   EXPECT_EQ(records_of(step1), 6u + 5 + 3 + 1 + 1);  // step 2 logs
-  for (const auto& e : step0) std::visit([](const auto& x) {
-      if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, RunStart>) EXPECT_EQ(x.rank, 5);
-    }, e);
+  for (const auto& m : all_of<CollectiveMark>(step0)) EXPECT_EQ(m.rank, 5);
+  EXPECT_EQ(all_of<StepMetrics>(step0).at(0).rank, 5);
+  EXPECT_EQ(all_of<TimerBreakdown>(step0).at(0).rank, 5);
+  for (const auto& c : all_of<CommRecord>(step0)) EXPECT_EQ(c.rank, 5);
   // Rank 0 ships 2,500 activity records in batches of at most 1,000, and 50 NVTX ranges.
   EXPECT_EQ(all_of<ActivityBatch>(step2).size(), 3u);
   EXPECT_EQ(records_of(step2), records_of(other_rank) + 2500 + 50);
