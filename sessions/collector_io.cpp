@@ -23,16 +23,28 @@
 namespace shardscope::sessions {
 namespace {
 
-// Decoded events cost more than their wire bytes (strings, vectors); count a fixed overhead per
-// record on top so the budget is a real bound on memory, not on bytes received.
-constexpr std::size_t kRecordOverheadBytes = 96;
+// What a decoded frame costs in memory, bounded from its header alone: every queued event is a
+// SessionEvent (the Event variant is as large as its largest alternative, RunStart: about 930
+// bytes even for a 40-byte CommRecord), its strings copy at most its wire bytes (each with an
+// allocation header), and each record of a batch is at most an ActivityRecord with its name's
+// allocation. Issue 35 found the old bound (wire bytes + 96 per record) 4-6x below the real
+// footprint of small frames: a "64 MiB" queue held 400-550 MB.
+constexpr std::size_t kFrameFootprintBytes = sizeof(SessionEvent) + 64;
+constexpr std::size_t kRecordFootprintBytes = sizeof(ActivityRecord) + 64;
+constexpr std::size_t kMinFrameBytes = 5;  // length and type: no frame is shorter
+
+std::size_t frame_share(std::size_t length, std::uint8_t type) {
+  return 2 * (4 + length) + kFrameFootprintBytes + kRecordFootprintBytes * max_records_in_frame(type, length);
+}
+
 constexpr std::size_t kReadChunk = 64u << 10;
 // At a frame boundary a connection reads up to this much at once instead of a header and then its
 // frame: one recv for dozens of small frames (two per frame cost half the network thread at 1,024
 // ranks). Its worst case is reserved before the read: the bytes, plus the decoded overhead of the
-// most records they can hold (a frame is at least 5 bytes).
-constexpr std::size_t kReadAhead = 32u << 10;
-constexpr std::size_t kReadAheadCharge = kReadAhead + kRecordOverheadBytes * (kReadAhead / 5 + 1);
+// most frames and records they can hold (frame_share of kMinFrameBytes frames).
+constexpr std::size_t kReadAhead = 8u << 10;
+constexpr std::size_t kReadAheadCharge =
+    2 * kReadAhead + (kFrameFootprintBytes + kRecordFootprintBytes) * (kReadAhead / kMinFrameBytes + 1);
 constexpr std::size_t kMaxReadPerTurn = 1u << 20;  // fairness: one busy rank cannot starve others
 
 // A handshake that must end the connection: the peer did not prove it belongs to the run.
@@ -306,7 +318,7 @@ void Collector::Impl::check_event(const CollectorConnection& c, const Event& eve
 
 bool Collector::Impl::reserve_frame(CollectorConnection& c) {
   const auto header = c.decoder.pending_header();
-  const std::size_t need = 4 + header->length + kRecordOverheadBytes * max_records_in_frame(header->type, header->length);
+  const std::size_t need = frame_share(header->length, header->type);
   std::lock_guard<std::mutex> lock(mutex);
   const std::size_t own = c.partial_charge;  // bytes of this frame already read and charged
   const std::size_t held = queue_bytes + reserved_bytes - own;
@@ -383,7 +395,7 @@ Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, Co
     check_event(c, *event);
     const std::size_t records = event_record_count(*event);
     chunk.records += records;
-    chunk.bytes += 4 + header.length + records * kRecordOverheadBytes;
+    chunk.bytes += frame_share(header.length, header.type);
     c.records += records;
     chunk.events.push_back({session_uid, std::move(*event)});
   };
