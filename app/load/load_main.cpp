@@ -166,7 +166,13 @@ std::unique_ptr<LoadScript> make_script(const Options& o) {
   if (o.session_file.empty()) return make_synthetic_script(o.synthetic);
   StoreOpenOptions read;
   read.read_only = true;
-  Store store = Store::open(o.session_file, read);
+  std::optional<Store> opened;
+  try {
+    opened.emplace(Store::open(o.session_file, read));
+  } catch (const std::exception& e) {
+    throw UsageError("--session " + o.session_file + " cannot be replayed: " + e.what());
+  }
+  Store& store = *opened;
   const auto listed = list_sessions(store);
   if (listed.empty()) throw UsageError("--session " + o.session_file + " holds no sessions to replay");
   const std::int64_t id = o.session_selector.empty() ? listed.front().id : find_session(store, o.session_selector);
