@@ -8,7 +8,8 @@ namespace shardscope::tune {
 
 std::string gib_text(double bytes) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.3f GiB", bytes / 1073741824.0);
+  if (bytes < 1073741824.0) std::snprintf(text, sizeof text, "%.1f MiB", bytes / 1048576.0);
+  else std::snprintf(text, sizeof text, "%.3f GiB", bytes / 1073741824.0);
   return text;
 }
 
@@ -19,9 +20,10 @@ PruneDecision judge_memory(const configs::ResolvedConfig& config, const engine::
   const bool checkpointing = config.activation_checkpointing.requested || spec.activation_checkpointing;
   const engine::MemoryPrediction m = engine::predict_memory(config, spec, world_size, checkpointing);
   PruneDecision d;
-  // The device-level peak: the allocator's reserved peak plus what lives outside it (the CUDA
-  // context), the figure that meets the GPU's capacity, as the estimator's own fit test uses.
-  d.predicted_bytes = m.device_bytes > 0 ? m.device_bytes : m.total_bytes;
+  // On a GPU the device-level peak: the allocator's reserved peak plus what lives outside it (the
+  // CUDA context), the figure that meets the GPU's capacity, as the estimator's own fit test uses.
+  // CPU ranks have no CUDA context and no caching allocator: their peak is the allocator's.
+  d.predicted_bytes = budget.device_level && m.device_bytes > 0 ? m.device_bytes : m.total_bytes;
   d.fits = d.predicted_bytes <= budget.usable_bytes();
   if (!d.fits)
     d.reason = "predicted " + gib_text(d.predicted_bytes) + " per rank (states " + gib_text(m.model_states_bytes) +

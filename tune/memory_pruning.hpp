@@ -14,6 +14,8 @@ struct MemoryBudget {
   double bytes = 0;      ///< per rank: the GPU's memory, or --memory-budget
   double margin = 0.10;  ///< fraction kept free, as the estimator's --margin
   std::string source;    ///< "NVIDIA H200 (GPU 0)", "--memory-budget"
+  /// GPU ranks meet the device-level peak (the CUDA context included); CPU ranks the allocator's.
+  bool device_level = true;
   double usable_bytes() const { return bytes * (1.0 - margin); }
 };
 
@@ -28,7 +30,7 @@ struct PruneDecision {
 PruneDecision judge_memory(const configs::ResolvedConfig& config, const engine::ModelSpec& spec, int world_size,
                            const MemoryBudget& budget);
 
-/// "12.34 GiB".
+/// "12.345 GiB", or "12.3 MiB" below a GiB.
 std::string gib_text(double bytes);
 
 }  // namespace shardscope::tune

@@ -49,7 +49,8 @@ void write_file(const std::string& path, const std::string& text) {
 
 Assignment assignment_of(const sessions::TuneTrialRecord& t) {
   Assignment a;
-  for (const auto& [k, v] : json::parse(t.params_json).items()) a.emplace_back(k, v);
+  const json params = json::parse(t.params_json);
+  for (const auto& [k, v] : params.items()) a.emplace_back(k, v);
   return a;
 }
 
