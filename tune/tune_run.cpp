@@ -275,6 +275,13 @@ TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
     s.rows[t.candidate_key] = t;
     spent_s += *t.ended_at - *t.started_at;
     observe({*pick, score_of(t, r.metric)});
+    // launch exits 2 when nothing could start (bad train arguments, a busy port it names): every
+    // other trial would meet the same refusal, so the search ends here with its words.
+    if (t.exit_code == 2 && t.status == "failed") {
+      outcome.stop_reason = "the launch of trial " + std::to_string(t.trial) + " refused to start (" + t.message +
+                            "); every trial would: fix the arguments and start again";
+      break;
+    }
   }
   sessions::finish_tune_run(store, run.uid, "completed", now_s());
   outcome.trials = sessions::load_tune_trials(store, run.uid);
