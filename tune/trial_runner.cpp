@@ -14,6 +14,8 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <optional>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -22,6 +24,10 @@
 
 namespace shardscope::tune {
 namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+
+extern "C" void on_stop_signal(int) { g_stop = 1; }
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -67,22 +73,23 @@ int shell_exit_code(int status) {
   return -1;
 }
 
-// Waits for `pid`; past the deadline sends SIGTERM, then SIGKILL after a grace period.
-int wait_with_deadline(pid_t pid, double timeout_s, bool& timed_out) {
+// Waits for `pid`; past the deadline, or when the tuner is asked to stop, sends SIGTERM, then
+// SIGKILL after a grace period of 10 s.
+int wait_for_trial(pid_t pid, double timeout_s, TrialProcessResult& r) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  bool terminated = false;
+  std::optional<clock::time_point> terminated;
   for (;;) {
     int status = 0;
-    const pid_t done = ::waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) return shell_exit_code(status);
     if (done < 0 && errno != EINTR) return -1;
-    if (timeout_s <= 0) continue;
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
-    if (!terminated && elapsed > timeout_s) {
+    if (!terminated && (g_stop || (timeout_s > 0 && elapsed > timeout_s))) {
+      (g_stop ? r.interrupted : r.timed_out) = true;
       ::kill(pid, SIGTERM);
-      terminated = timed_out = true;
-    } else if (terminated && elapsed > timeout_s + 10) {
+      terminated = clock::now();
+    } else if (terminated && clock::now() - *terminated > std::chrono::seconds(10)) {
       ::kill(pid, SIGKILL);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -90,6 +97,16 @@ int wait_with_deadline(pid_t pid, double timeout_s, bool& timed_out) {
 }
 
 }  // namespace
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+bool stop_requested() { return g_stop != 0; }
 
 bool is_out_of_memory_line(const std::string& line) {
   const std::string l = lower(line);
@@ -118,7 +135,7 @@ TrialProcessResult run_trial_process(const TrialLaunch& launch) {
   if (pid < 0) throw TuneError(std::string("cannot start a trial (fork): ") + std::strerror(errno));
   if (pid == 0) exec_child(argv, launch.log_path, parent);
   TrialProcessResult r;
-  r.exit_code = wait_with_deadline(pid, launch.timeout_s, r.timed_out);
+  r.exit_code = wait_for_trial(pid, launch.timeout_s, r);
   scan_log(launch.log_path, r);
   return r;
 }

@@ -25,6 +25,7 @@ struct TrialLaunch {
 struct TrialProcessResult {
   int exit_code = -1;       ///< as a shell reports it: 128 + signal when killed
   bool timed_out = false;
+  bool interrupted = false;    ///< the tuner was asked to stop while it ran (the trial then got SIGTERM)
   bool out_of_memory = false;  ///< the log shows an allocator's out-of-memory error
   std::string last_error;      ///< the last line of the log that reads like an error
 };
@@ -35,6 +36,13 @@ std::vector<std::string> trial_command(const TrialLaunch& launch, int master_por
 /// Runs the trial and waits for it. The child dies with the tuner (PR_SET_PDEATHSIG), so a tuner
 /// killed with SIGKILL leaves no trial running. Throws TuneError when it cannot be started.
 TrialProcessResult run_trial_process(const TrialLaunch& launch);
+
+/// Makes SIGINT and SIGTERM ask the tuner to stop instead of killing it: the running trial gets
+/// SIGTERM (its launcher stops every rank), its row stays 'running' for --resume, and the outputs
+/// are written from the trials so far. The GUI's Stop sends SIGTERM.
+void install_stop_handlers();
+/// True once SIGINT or SIGTERM arrived after install_stop_handlers.
+bool stop_requested();
 
 /// Whether a log line reads like an allocator's out-of-memory failure (CUDA, the CPU allocator, std::bad_alloc).
 bool is_out_of_memory_line(const std::string& line);

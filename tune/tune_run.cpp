@@ -203,6 +203,11 @@ sessions::TuneTrialRecord run_one_trial(sessions::Store& store, const TuneReques
   log << "shardscope tune: trial " << t.trial << " [" << t.name << "] predicted " << gib_text(c.predicted_bytes)
       << " per rank ..." << std::flush;
   const TrialProcessResult p = run_trial_process(launch);
+  if (p.interrupted) {  // the row stays 'running': --resume runs this trial again
+    log << " stopped\n";
+    t.status = "running";
+    return t;
+  }
   if (const auto id = trial_session(store, launch.session_name, *t.started_at)) measure_session(store, *id, r, t);
   classify(p, t);
   t.ended_at = now_s();
@@ -254,7 +259,13 @@ TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
   };
   for (const auto& h : history) observe(h.second);
   outcome.stop_reason = "every candidate was tried";
+  bool interrupted = false;
   for (;;) {
+    if (stop_requested()) {
+      outcome.stop_reason = "stopped by a signal; --resume continues";
+      interrupted = true;
+      break;
+    }
     if (static_cast<std::int64_t>(observed.size()) >= r.max_trials) {
       outcome.stop_reason = "the trial limit (" + std::to_string(r.max_trials) + ") was reached";
       break;
@@ -273,6 +284,7 @@ TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
     tried[*pick] = true;
     const auto t = run_one_trial(store, r, run.uid, s, s.runnable[*pick], log);
     s.rows[t.candidate_key] = t;
+    if (!t.finished()) continue;  // interrupted: the loop's first check ends the run
     spent_s += *t.ended_at - *t.started_at;
     observe({*pick, score_of(t, r.metric)});
     // launch exits 2 when nothing could start (bad train arguments, a busy port it names): every
@@ -283,7 +295,8 @@ TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
       break;
     }
   }
-  sessions::finish_tune_run(store, run.uid, "completed", now_s());
+  sessions::finish_tune_run(store, run.uid, interrupted ? "stopped" : "completed", now_s());
+  outcome.interrupted = interrupted;
   outcome.trials = sessions::load_tune_trials(store, run.uid);
   write_tune_outputs(r, outcome);
   return outcome;

@@ -73,6 +73,7 @@ struct TuneOutcome {
   std::optional<std::size_t> best;                ///< index into trials
   std::optional<std::size_t> runner_up;
   std::string stop_reason;
+  bool interrupted = false;  ///< SIGINT/SIGTERM stopped it (install_stop_handlers)
   std::vector<std::string> left_out;  ///< grid points DeepSpeed would refuse, with the count of each reason
   std::size_t grid_points = 0;
   std::string best_config_path, report_path;

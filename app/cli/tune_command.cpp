@@ -50,7 +50,7 @@ ArgParser tune_parser() {
       .option("budget", "TIME", "stop starting trials once their wall time adds up to TIME (90s, 20m, 1h)")
       .option("trials", "N", "run at most N trials (autotuning.tuner_num_trials, default 50); pruned ones are free")
       .option("early-stopping", "N", "stop after N trials in a row that do not beat the best (default 5; 0 = never)")
-      .option("min-improvement", "FRACTION", "a trial beats the best only by more than this (default 0)")
+      .option("min-improvement", "FRACTION", "a trial beats the best only by more than this fraction (0.02 or 2%; default 0)")
       .option("profile-steps", "START:END", "each trial runs END steps, measured from START (default 3:12)")
       .option("memory-budget", "BYTES", "per-rank memory to fit (default: GPU 0's memory; needed without a GPU)")
       .option("memory-margin", "FRACTION", "memory kept free, as estimate --margin (default 0.10)")
@@ -84,6 +84,21 @@ double parse_duration(const std::string& text) {
   if (used == 0 || scale < 0 || value <= 0)
     throw UsageError("--budget '" + text + "' is not a time: give a number with s, m or h, e.g. --budget 20m");
   return value * scale;
+}
+
+// A fraction of the best's metric, 0 or more ("0.02", "2%"); above 1 is allowed (a 2x bar).
+double parse_improvement(const std::string& text) {
+  std::size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const bool percent = used < text.size() && text.substr(used) == "%";
+  if (used == 0 || (used != text.size() && !percent) || value < 0)
+    throw UsageError("--min-improvement '" + text + "' is not a fraction of 0 or more, e.g. 0.02 or 2%");
+  return percent ? value / 100 : value;
 }
 
 void refuse_owned_train_flags(const std::vector<std::string>& train_args) {
@@ -207,7 +222,7 @@ tune::TuneRequest make_request(const ParsedArgs& p) {
     throw UsageError(r.config_path + ": autotuning.overwrite is false and " + r.out_dir +
                      "/ds_config.json exists: give another --out, --resume the run, or set overwrite true");
   if (const auto b = p.value("budget")) r.budget_s = parse_duration(*b);
-  if (const auto m = p.value("min-improvement")) r.min_improvement = estimator::parse_fraction(*m, "--min-improvement");
+  if (const auto m = p.value("min-improvement")) r.min_improvement = parse_improvement(*m);
   r.trial_timeout_s = static_cast<double>(positive_flag(p, "trial-timeout", 0));
   r.seed = static_cast<std::uint64_t>(positive_flag(p, "seed", 42));
   r.memory = memory_budget(p);
@@ -232,17 +247,19 @@ int run_tune_command(const CommandArgs& args) {
                      "--memory-budget 4GiB -- --model gpt2 --layers 2 --hidden 64");
   try {
     const tune::TuneRequest request = make_request(p);
+    tune::install_stop_handlers();
     const tune::TuneOutcome outcome = tune::run_tune(request, std::cerr);
     std::cout << tune::format_results_table(outcome.trials, tune::tune_metric_name(request.metric));
     std::cout << "stopped: " << outcome.stop_reason << "\n";
+    constexpr int kExitInterrupted = 130;  // as launch after Ctrl-C
     if (outcome.best) {
       const auto& best = outcome.trials[*outcome.best];
       std::cout << "best: trial " << best.trial << " [" << best.name << "], session " << best.session_uid << "\n"
                 << "wrote " << outcome.best_config_path << " and " << outcome.report_path << "\n";
-      return kExitOk;
+      return outcome.interrupted ? kExitInterrupted : kExitOk;
     }
     std::cout << "no trial ran to the end; wrote " << outcome.report_path << "\n";
-    return kExitFindings;
+    return outcome.interrupted ? kExitInterrupted : kExitFindings;
   } catch (const tune::TuneError& e) {
     throw UsageError(e.what());
   }

@@ -31,9 +31,9 @@ class TuneCli : public ::testing::Test {
         "gradient_clipping": 1.0, "optimizer": {"type": "AdamW", "params": {"lr": 0.001}}})";
   }
   // tune flags over a small fixed space, then `--` and a tiny GPT-2's train arguments.
-  std::vector<std::string> tune(std::vector<std::string> flags) const {
+  std::vector<std::string> tune(std::vector<std::string> flags, const std::string& window = "2:3") const {
     std::vector<std::string> args{"tune", "--config", temp_.file("ds.json"), "--num_procs", "2", "--db", db(),
-                                  "--out", temp_.file("out"), "--profile-steps", "2:3",
+                                  "--out", temp_.file("out"), "--profile-steps", window,
                                   "--space", "activation_checkpointing=false",
                                   "--space", "zero_optimization.offload_optimizer.device=none",
                                   "--space", "zero_optimization.offload_param.device=none"};
@@ -114,8 +114,8 @@ TEST_F(TuneCli, RandomAndModelBasedTryEveryCandidateOnce) {
 }
 
 TEST_F(TuneCli, EarlyStoppingEndsTheSearchAfterNTrialsWithoutImprovement) {
-  // A trial must be 99 % faster to count as better, so none beats the first: two more, then stop.
-  const auto r = run_cli(tune({"--memory-budget", "4GiB", "--early-stopping", "2", "--min-improvement", "0.99",
+  // A trial must be 11 times as fast to count as better, so none beats the first: two more, then stop.
+  const auto r = run_cli(tune({"--memory-budget", "4GiB", "--early-stopping", "2", "--min-improvement", "10",
                                "--space", "zero_optimization.stage=0,1,2,3", "--space", "train_micro_batch_size_per_gpu=2"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(statuses()["ok"], 3) << r.out;
@@ -163,6 +163,25 @@ TEST_F(TuneCli, ResumeAfterKillNineRepeatsNoFinishedTrial) {
   sessions::SessionFilter f;
   f.status = "completed";
   EXPECT_EQ(sessions::list_sessions(store, f).size(), 3u);
+}
+
+TEST_F(TuneCli, SigtermStopsTheTrialAndLeavesItForResume) {
+  RunningCli cli(tune({"--memory-budget", "4GiB", "--space", "zero_optimization.stage=1,2", "--space",
+                       "train_micro_batch_size_per_gpu=2"},
+                      "2:4000"),
+                 temp_);
+  ASSERT_TRUE(cli.wait_until([](const std::string&, const std::string& err) { return contains(err, "trial 1 ["); }, 30))
+      << cli.err();
+  ::kill(cli.pid(), SIGTERM);
+  const auto code = cli.wait_for(30);
+  ASSERT_TRUE(code) << "the tuner did not stop: " << cli.err();
+  EXPECT_EQ(*code, 130) << cli.err();
+  EXPECT_TRUE(contains(cli.out(), "stopped: stopped by a signal; --resume continues")) << cli.out();
+  const auto rows = trials();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, "running") << "an interrupted trial is not a finished one";
+  auto store = sessions::Store::open(db());
+  EXPECT_EQ(sessions::load_tune_runs(store).at(0).status, "stopped");
 }
 
 }  // namespace
