@@ -72,6 +72,8 @@ void apply_zero(const configs::ZeroConfig& z, EstimateOptions& o, std::vector<st
   b.allgather_bucket_size = static_cast<double>(z.allgather_bucket_size);
   b.prefetch_bucket_size = static_cast<double>(z.prefetch_bucket_size);
   b.max_live_parameters = static_cast<double>(z.max_live_parameters);
+  b.max_reuse_distance = static_cast<double>(z.max_reuse_distance);
+  b.param_persistence_threshold = static_cast<double>(z.param_persistence_threshold);
   b.overlap_comm = z.overlap_comm;
   b.offload_param_buffer_count = z.offload_param.buffer_count;
   b.offload_param_buffer_size = static_cast<double>(z.offload_param.buffer_size);

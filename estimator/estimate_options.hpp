@@ -44,6 +44,8 @@ struct ZeroBuckets {
   double allgather_bucket_size = 5e8;
   double prefetch_bucket_size = 5e7;
   double max_live_parameters = 1e9;
+  double max_reuse_distance = 1e9;
+  double param_persistence_threshold = 1e5;
   std::optional<bool> overlap_comm;  ///< unset = DeepSpeed's default, stage == 3
   double offload_param_buffer_count = 5;
   double offload_param_buffer_size = 1e8;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "estimator/byte_units.hpp"
+#include "estimator/stage3_residency.hpp"
 
 namespace shardscope::estimator {
 namespace {
@@ -66,22 +67,50 @@ Residency resident_without_offload(double P, const ZeroPlan& plan, const Precisi
 // and the reduced 16-bit shard; stage 2 the weights and flat 16-bit gradients; stage 3 the weights
 // and their persistent kernel copy, or, with parameter offload, only the layers gathered live (up
 // to stage3_max_live_parameters).
-Residency resident_with_offload(double P, const ZeroPlan& plan, double N, const ZeroBuckets& b) {
+Residency resident_with_offload(double P, const ZeroPlan& plan, double N, const ZeroBuckets& b,
+                                std::optional<double> kept) {
   Residency r;
   if (plan.offload_param != OffloadDevice::kNone) {
-    r.states = 2 * std::min(P, b.max_live_parameters);
-    r.rule = "16-bit layers gathered live: 2 B x min(P, stage3_max_live_parameters)";
+    if (kept) {
+      r.states = 2 * *kept;
+      r.rule = "16-bit layers kept gathered when the backward starts (stage3_max_reuse_distance, stage3_max_live_parameters)";
+    } else {
+      r.states = 2 * std::min(P, b.max_live_parameters);
+      r.rule = "16-bit layers gathered live: 2 B x min(P, stage3_max_live_parameters)";
+    }
   } else if (plan.stage == 1) {
     r.states = 2 * P + 2 * P + 2 * P / N;
     r.rule = "16-bit params + flat gradients + reduced shard / N";
   } else if (plan.stage == 2) {
     r.states = 2 * P + 2 * P / N;
     r.rule = "16-bit params + gradients of the partition";
+  } else if (N == 1 && kept) {
+    // One rank: the 16-bit shard is the model, and each gather copies a layer out of it; the
+    // layers kept after the forward are what the copies hold when the backward starts.
+    r.states = 2 * P + 2 * std::min(P, *kept);
+    r.rule = "16-bit shard + the layers kept gathered when the backward starts";
   } else {
     r.states = (N == 1 ? 2 * P : 2 * P / N) + 2 * P / N;
     r.rule = "16-bit weights + their partition, gradients on the host";
   }
   return r;
+}
+
+// Before the first step: unless stage 3 on several ranks builds it partitioned, the engine
+// builds the whole model in fp32 on the GPU and copies it into what it trains from before it
+// drops the model's own tensors: stages 0-2 flat buffers of the model dtype; stage 3 its shard
+// (on the GPU unless the parameters are offloaded) and, one at a time, a layer's group assembled
+// to cut the shard from (measured on the held sweep: GPT-2 1.3B with the optimizer offloaded
+// peaks here, at 4 + 2 + 2 x largest layer / P bytes a parameter).
+double initialisation_bytes(double P, const ZeroPlan& plan, const PrecisionSettings& p, double N,
+                            std::optional<double> largest_group) {
+  if (plan.stage == 3 && N > 1) return 0;
+  const double param = p.precision == Precision::kFp32 ? 4 : 2;
+  // FlatParameters allocates the flat weights (and at stages 0-1 the flat gradients) before it
+  // moves the fp32 tensors into them one by one.
+  if (plan.stage < 3) return 4 * P + param * P + (plan.stage <= 1 ? param * P : 0);
+  const double shard = plan.offload_param == OffloadDevice::kNone ? param * P : 0;
+  return 4 * P + shard + param * largest_group.value_or(0);
 }
 
 }  // namespace
@@ -94,11 +123,13 @@ FragmentationFactors fragmentation_factors(bool checkpointing, bool offload) {
   return checkpointing ? FragmentationFactors{1.19, 1.35} : FragmentationFactors{1.045, 1.09};
 }
 
-PeakMemoryEstimate estimate_peak(double P, const ZeroPlan& plan, const EstimateOptions& options,
+PeakMemoryEstimate estimate_peak(const ModelDescription& model, const ZeroPlan& plan, const EstimateOptions& options,
                                  const ActivationEstimate& activations, const BufferEstimate& buffers) {
+  const double P = model.total_params;
   const double N = options.cluster.total_gpus();
   const bool offload = plan.offload_optimizer != OffloadDevice::kNone;
-  const Residency r = offload ? resident_with_offload(P, plan, N, options.buckets)
+  const std::optional<double> kept = plan.stage == 3 ? stage3_kept_after_forward(model, options.buckets) : std::nullopt;
+  const Residency r = offload ? resident_with_offload(P, plan, N, options.buckets, kept)
                               : resident_without_offload(P, plan, options.precision, N, options.buckets);
   PeakMemoryEstimate e;
   e.resident_states_bytes = r.states;
@@ -113,10 +144,12 @@ PeakMemoryEstimate estimate_peak(double P, const ZeroPlan& plan, const EstimateO
   e.head_phase_bytes = fixed + act_head;
   e.layer_phase_bytes = fixed + e.staging_bytes + act_layer;
   e.end_phase_bytes = fixed + e.end_of_backward_extra_bytes;
-  e.allocated_bytes = std::max({e.head_phase_bytes, e.layer_phase_bytes, e.end_phase_bytes});
+  e.init_phase_bytes = initialisation_bytes(P, plan, options.precision, N, stage3_largest_group(model));
+  e.allocated_bytes = std::max({e.head_phase_bytes, e.layer_phase_bytes, e.end_phase_bytes, e.init_phase_bytes});
   e.phase = e.allocated_bytes == e.head_phase_bytes    ? "head"
             : e.allocated_bytes == e.layer_phase_bytes ? "last layer"
-                                                       : "end of backward";
+            : e.allocated_bytes == e.end_phase_bytes   ? "end of backward"
+                                                       : "initialisation";
   const FragmentationFactors f =
       fragmentation_factors(options.workload.checkpointing != ActivationCheckpointing::kNone, offload);
   const double context = kCudaContextBytes + (offload ? kOffloadContextBytes : 0);
@@ -125,19 +158,14 @@ PeakMemoryEstimate estimate_peak(double P, const ZeroPlan& plan, const EstimateO
   e.reserved_bytes = e.allocated_bytes * f.expected;
   e.device_bytes = e.reserved_bytes + context;
   e.device_upper_bytes = e.allocated_bytes * f.upper + context;
-  if (plan.offload_optimizer == OffloadDevice::kNvme && plan.offload_param == OffloadDevice::kCpu) {
-    // The held sweep's one run of this plan (GPT-2 1.3B, checkpointed) held 2.5 B/param more on the
-    // GPU than the rule above: something of the NVMe optimizer path stays on the device that the
-    // arithmetic does not know (docs/estimator.md, "Where it is off").
-    e.calibrated = false;
-    e.calibration_note = "NVMe optimizer with parameters on the CPU: its one measured run used 74 % more GPU memory "
-                         "than this arithmetic; confirm with a short run before relying on it";
-  }
   e.formulas.push_back("resident states: " + r.rule + " = " + format_count(e.resident_states_bytes) + " B");
   if (e.staging_bytes > 0) e.formulas.push_back("gradient bucket being filled: " + format_count(e.staging_bytes) + " B");
   if (e.buffers_bytes > 0) e.formulas.push_back("communication buckets: " + format_count(e.buffers_bytes) + " B");
   e.formulas.push_back(line("peak phases: head %.4g B, last layer %.4g B, end of backward %.4g B", e.head_phase_bytes,
                             e.layer_phase_bytes, e.end_phase_bytes) + " (cuBLAS workspaces 64 MiB in each)");
+  if (e.init_phase_bytes > 0)
+    e.formulas.push_back(line("initialisation: the fp32 model built whole + its copy to train from = %.4g B",
+                              e.init_phase_bytes));
   e.formulas.push_back(line("reserved = allocated x %.3g (the sweep's median for this kind of run); device = reserved + "
                             "%.0f MiB of CUDA context; the fit is judged on allocated x %.3g + context",
                             f.expected, context / 1048576.0, f.upper));

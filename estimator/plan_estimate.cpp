@@ -36,7 +36,7 @@ PlanEstimate estimate_plan(const ModelDescription& model, const ZeroPlan& plan, 
   p.states = estimate_model_states(model.total_params, plan, options.precision, options.cluster);
   p.buffers = estimate_buffers(model, plan, options);
   p.communication = estimate_communication(model.total_params, plan, options, bandwidth, bandwidth_source);
-  p.peak = estimate_peak(model.total_params, plan, options, activations, p.buffers);
+  p.peak = estimate_peak(model, plan, options, activations, p.buffers);
   p.gpu_total_bytes = p.peak.allocated_bytes;
   p.cpu_total_bytes_per_node = p.states.cpu_per_node.total() + p.buffers.cpu_bytes_per_node + activations.cpu_bytes_per_node;
   p.nvme_bytes_per_node = p.states.nvme_per_node.total();

@@ -137,8 +137,9 @@ bool handle_progress_line(DeepSpeedLogParser::State& state, const LogLineParts& 
 std::optional<std::int64_t> gigabytes(std::optional<std::string_view> text) {
   if (!text || text->size() < 3 || text->substr(text->size() - 2) != "GB") return std::nullopt;
   const auto value = parse_real(text->substr(0, text->size() - 2));
-  if (!value) return std::nullopt;
-  return static_cast<std::int64_t>(*value * 1073741824.0);  // timer.py divides by 1024**3
+  const double bytes = value ? *value * 1073741824.0 : -1;  // timer.py divides by 1024**3
+  if (!whole_bytes(bytes)) return std::nullopt;              // negative, NaN or beyond int64
+  return static_cast<std::int64_t>(bytes);
 }
 
 // "epoch=0/micro_step=4/global_step=4, RunningAvgSamplesPerSec=.., CurrSamplesPerSec=.., MemAllocated=0.73GB, ..."
@@ -180,11 +181,12 @@ bool handle_comm_op_line(DeepSpeedLogParser::State& state, const LogLineParts& p
     else if (key == "algbw (Gbps)") algbw = parse_real(value);
     else if (key == "busbw (Gbps)") busbw = parse_real(value);
   }
-  if (record.op.empty() || !ms || !size) return true;
+  const auto bytes = size ? whole_bytes(*size) : std::nullopt;
+  if (record.op.empty() || !ms || !bytes) return true;
   const int rank = state.rank_or_default(parts);
   record.rank = rank;
   record.step = state.step_of(rank).metrics.step;
-  record.bytes = static_cast<std::int64_t>(*size + 0.5);
+  record.bytes = *bytes;
   record.latency_us = *ms * 1e3;
   record.algbw_gbps = algbw.value_or(0) / 8;  // DeepSpeed prints Gbit/s; sessions keep GB/s
   record.busbw_gbps = busbw.value_or(0) / 8;

@@ -74,10 +74,11 @@ bool handle_comms_row(DeepSpeedLogParser::State& s, std::string_view line) {
   for (std::size_t i = 0; i + 5 < n; ++i) size_text += (i ? " " : "") + std::string(tokens[i]);
   const auto size = parse_binary_size(size_text);
   if (!count || !total || !avg || !tput || !busbw || !size) return false;
-  // "4.0YB" parses to 4.8e24 bytes: beyond int64 (the cast was undefined behaviour), so no row is
-  // recorded; the line still has a row's shape, so the table goes on with the next one.
-  if (!(*size >= 0 && *size < 9.2e18)) return true;
-  s.out.push_back(CommSummary{s.block_rank, s.comm_op, static_cast<std::int64_t>(*size + 0.5), *count, *total, *avg,
+  // "4.0YB" parses to 4.8e24 bytes: beyond int64, so no row is recorded; the line still has a
+  // row's shape, so the table goes on with the next one.
+  const auto bytes = whole_bytes(*size);
+  if (!bytes) return true;
+  s.out.push_back(CommSummary{s.block_rank, s.comm_op, *bytes, *count, *total, *avg,
                               *tput, *busbw});
   return true;
 }

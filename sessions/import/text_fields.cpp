@@ -106,4 +106,9 @@ std::optional<double> parse_binary_size(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::int64_t> whole_bytes(double bytes) {
+  if (!(bytes >= 0 && bytes < 9.2e18)) return std::nullopt;
+  return static_cast<std::int64_t>(bytes + 0.5);
+}
+
 }  // namespace shardscope::sessions

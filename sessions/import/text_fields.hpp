@@ -26,5 +26,8 @@ std::optional<std::string_view> field_after(std::string_view text, std::string_v
 std::optional<double> parse_prefixed_number(std::string_view text, std::string_view unit);
 /// A size as comms_logger's convert_size prints it ("2.25 KB", "0B"; powers of 1024).
 std::optional<double> parse_binary_size(std::string_view text);
+/// A parsed size as whole bytes, rounded; nullopt when it is negative, NaN or beyond int64 (outside
+/// text can print "4.0YB" or "1e45GB", and converting those is undefined behaviour).
+std::optional<std::int64_t> whole_bytes(double bytes);
 
 }  // namespace shardscope::sessions

@@ -144,21 +144,22 @@ TEST(GpuSweep, AllocatorPeakWithinTheBar) {
               rows.size(), 100 * mean, 100 * worst, worst_name.c_str(), gpu_rows, 100 * sum_gpu / gpu_rows,
               100 * worst_gpu);
   EXPECT_LE(mean, 0.03);                  // issue 27's bar: mean absolute error <= 3 %
-  EXPECT_LE(worst_gpu, 0.06);             // and <= 6 % at most, met where the states stay on the GPU
+  EXPECT_LE(worst, 0.06) << worst_name;   // and <= 6 % at most, offload plans included
+  EXPECT_LE(worst_gpu, 0.05);             // the plans that keep their states on the GPU
   EXPECT_NEAR(mean, estimator::kSweepMeanAbsoluteError, 0.002);  // the band the estimator prints is this sweep's
 }
 
 TEST(GpuSweep, OffloadRowsStayWithinTheirStatedBand) {
   // Offload plans keep more of the engine's detail (side-stream copies, pinned staging) out of
   // the arithmetic; docs/estimator.md lists each row. None of the plans the estimator calls
-  // calibrated may stray past 16 %; one it does not call so must really be off (else the flag goes).
+  // calibrated may stray past the 6 % bar; one it does not call so must really be off (else the flag goes).
   for (const auto& r : predicted_rows()) {
     if (!offloads(r.row)) continue;
     EXPECT_NEAR(r.peak.allocated_bytes, r.prediction.total_bytes, 1.0) << r.row.at("name");  // estimate == train
     if (r.peak.calibrated)
-      EXPECT_LE(std::fabs(r.error()), 0.16) << r.row.at("name");
+      EXPECT_LE(std::fabs(r.error()), 0.06) << r.row.at("name");
     else
-      EXPECT_GT(std::fabs(r.error()), 0.16) << r.row.at("name") << ": " << r.peak.calibration_note;
+      EXPECT_GT(std::fabs(r.error()), 0.06) << r.row.at("name") << ": " << r.peak.calibration_note;
   }
 }
 
