@@ -49,7 +49,8 @@ void check_precision_rules(ValidationContext& context) {
                   "keep one: bf16 on Ampere or newer GPUs, fp16 with loss scaling otherwise");
   check_fp16_scaler(context, c.fp16);
   check_master_weights(context, c);
-  if (c.amp.enabled && c.zero.stage > 0)
+  // 0.19.8 removed "amp" altogether (a removed-key error); 0.19.7's engine asserts this.
+  if (c.amp.enabled && c.zero.stage > 0 && context.options().deepspeed_version == DeepSpeedVersion::k0_19_7)
     context.error("amp-with-zero", "amp.enabled",
                   "Amp and ZeRO are not currently compatible, please use (legacy) fp16 mode which "
                   "performs similar to amp opt_mode=O2",
