@@ -1,6 +1,6 @@
 """`shardscope validate --deepspeed-version V` against the real DeepSpeed V, for 0.19.7 and 0.19.8.
 
-Each DeepSpeed runs in its own Python (two venvs over the one torch, scripts/install_deps.sh), through
+Each DeepSpeed runs in its own Python (two venvs over the one torch, scripts/install_test_deps.sh), through
 deepspeed_verdicts.py: its parse and, when that accepts, deepspeed.initialize and one step on the
 CPU. Compared, per version, on:
 - the fixture corpus tests/configs/data/versions/*.json and the configs of tests/configs/data: the
@@ -43,7 +43,7 @@ def run_deepspeed(python, args):
     done = subprocess.run([python, os.path.join(HERE, "deepspeed_verdicts.py"), *args], capture_output=True,
                           text=True, env=env, timeout=1200)
     if done.returncode == 77:
-        print(f"SKIP: {python} has no DeepSpeed ({done.stderr.strip()}); scripts/install_deps.sh installs both")
+        print(f"SKIP: {python} has no DeepSpeed ({done.stderr.strip()}); scripts/install_test_deps.sh installs both")
         sys.exit(77)
     return done
 

@@ -135,8 +135,10 @@ TEST(DeepSpeedVersion, ZeroBoundsAreThePydanticModels) {
   const Diagnostic* d = find_code_at(zero_bucket, "out-of-range", "zero_optimization.reduce_bucket_size");
   ASSERT_NE(d, nullptr) << dump(zero_bucket);
   EXPECT_NE(d->message.find("Input should be greater than 0 "), std::string::npos) << d->message;
-  EXPECT_FALSE(check(clean_config(R"("zero_optimization": {"stage": 2, "allgather_bucket_size": 0})")).has_errors());
-  EXPECT_FALSE(check(clean_config(R"("zero_optimization": {"stage": 2, "zero_hpz_partition_size": 0})")).has_errors());
+  EXPECT_FALSE(check(clean_config(R"("optimizer": {"type": "AdamW"}, "zero_optimization": {"stage": 2, "allgather_bucket_size": 0})"))
+                   .has_errors());
+  EXPECT_FALSE(check(clean_config(R"("optimizer": {"type": "AdamW"}, "zero_optimization": {"stage": 2, "zero_hpz_partition_size": 0})"))
+                   .has_errors());
 }
 
 TEST(DeepSpeedVersion, OffloadParamBelowStage3IsAcceptedWithAWarning) {
@@ -158,6 +160,48 @@ TEST(DeepSpeedVersion, KeepInFp32ModulesIsChecked0198Only) {
                         "name patterns, got 'norm'");
   EXPECT_FALSE(check(clean_config(R"("data_types": {"keep_in_fp32_modules": "auto"})"),
                      with(DeepSpeedVersion::k0_19_8)).has_errors());
+}
+
+// Both releases' engines wrap a DummyOptim in BF16_Optimizer for bf16 at stage 0 with no optimizer
+// block, and the first step fails a bare assert; an optimizer block, ZeRO, or the Trainer's own
+// optimizer (--hf-trainer) avoid it.
+TEST(DeepSpeedVersion, Bf16WithoutOptimizerIsTheFirstStepsAssertion) {
+  const std::string bf16 = clean_config(R"("bf16": {"enabled": true, "check_grad_overflow": true})");
+  for (const auto version : {DeepSpeedVersion::k0_19_7, DeepSpeedVersion::k0_19_8}) {
+    const auto result = check(bf16, with(version));
+    const Diagnostic* d = find_code_at(result, "bf16-without-optimizer", "bf16.enabled");
+    ASSERT_NE(d, nullptr) << dump(result);
+    EXPECT_EQ(d->severity, Severity::kError);
+    EXPECT_NE(d->message.find("assert len(self.bf16_groups) == len(self.optimizer.param_groups)"), std::string::npos)
+        << d->message;
+    const std::string line = version == DeepSpeedVersion::k0_19_7 ? "bf16_optimizer.py:423" : "bf16_optimizer.py:562";
+    EXPECT_NE(d->message.find(line), std::string::npos) << d->message;
+    EXPECT_NE(d->hint.find("optimizer= to deepspeed.initialize"), std::string::npos) << d->hint;
+  }
+  const auto with_optimizer = clean_config(R"("bf16": {"enabled": true}, "optimizer": {"type": "AdamW"})");
+  EXPECT_EQ(find_code_at(check(with_optimizer, with(DeepSpeedVersion::k0_19_7)), "bf16-without-optimizer", "bf16.enabled"),
+            nullptr);
+  const auto stage3 = clean_config(R"("bf16": {"enabled": true}, "zero_optimization": {"stage": 3})");
+  EXPECT_FALSE(check(stage3, with(DeepSpeedVersion::k0_19_8)).has_errors()) << "ZeRO-3 runs a DummyOptim";
+  ValidateOptions trainer = with(DeepSpeedVersion::k0_19_7);
+  trainer.hf_trainer = HfTrainerArguments{};
+  trainer.hf_trainer->bf16 = true;
+  EXPECT_EQ(find_code_at(check(bf16, trainer), "bf16-without-optimizer", "bf16.enabled"), nullptr)
+      << "the Trainer passes its own optimizer";
+}
+
+TEST(DeepSpeedVersion, Zero1And2WithoutOptimizerAssertAtEngineInit) {
+  for (const auto version : {DeepSpeedVersion::k0_19_7, DeepSpeedVersion::k0_19_8})
+    for (const int stage : {1, 2}) {
+      const auto result = check(clean_config(R"("zero_optimization": {"stage": )" + std::to_string(stage) + "}"),
+                                with(version));
+      const Diagnostic* d = find_code_at(result, "zero-requires-optimizer", "zero_optimization.stage");
+      ASSERT_NE(d, nullptr) << dump(result);
+      EXPECT_NE(d->message.find("zero stage " + std::to_string(stage) + " requires an optimizer"), std::string::npos)
+          << d->message;
+      EXPECT_NE(d->message.find(version == DeepSpeedVersion::k0_19_7 ? "engine.py:2664" : "engine.py:2659"),
+                std::string::npos) << d->message;
+    }
 }
 
 }  // namespace

@@ -90,7 +90,8 @@ TEST(Resolver, BadOverridePathIsReported) {
 TEST(PolicyRules, UnfilledAutoIsDeepSpeedsFailureNamingTheFlags) {
   // DeepSpeed keeps the string and fails in deepspeed.initialize (issue 34); in a pydantic block it
   // drops "auto" for the default, which stays a warning.
-  const auto dropped = check(clean_config(R"("zero_optimization": {"stage": 2, "overlap_comm": true, "reduce_bucket_size": "auto"})"));
+  const auto dropped = check(clean_config(
+      R"("optimizer": {"type": "AdamW"}, "zero_optimization": {"stage": 2, "overlap_comm": true, "reduce_bucket_size": "auto"})"));
   EXPECT_TRUE(has(dropped, "unfilled-auto", Severity::kWarning)) << dump(dropped);
   EXPECT_FALSE(dropped.has_errors()) << dump(dropped);
   const auto result = check(clean_config(R"("optimizer": {"type": "AdamW", "params": {"lr": "auto"}})"));
