@@ -40,6 +40,10 @@ struct ValidateOptions {
   /// Whose rules: the keys each release removed, its schema (fields added and dropped) and its
   /// engine-init verdicts (docs/configs.md lists the differences).
   DeepSpeedVersion deepspeed_version = DeepSpeedVersion::k0_19_7;
+  /// The program brings its own optimizer when the config has none (ShardScope's engine builds one
+  /// from the defaults; a DeepSpeed run that was imported had one): DeepSpeed's no-optimizer
+  /// assertions (bf16 at stage 0, ZeRO 1/2) do not apply. `validate` leaves it off.
+  bool own_optimizer = false;
 };
 
 /// Where an effective value came from.

@@ -71,9 +71,10 @@ void check_zero_without_optimizer(ValidationContext& context) {
 }
 
 /// What follows from there being no optimizer, unless the script passes its own to
-/// deepspeed.initialize: the Hugging Face Trainer does, so --hf-trainer skips these.
+/// deepspeed.initialize: the Hugging Face Trainer does, so --hf-trainer skips these, as do callers
+/// that bring their own (ValidateOptions::own_optimizer).
 void check_missing_optimizer(ValidationContext& context) {
-  if (context.options().hf_trainer) return;
+  if (context.options().hf_trainer || context.options().own_optimizer) return;
   check_bf16_without_optimizer(context);
   check_zero_without_optimizer(context);
 }

@@ -188,6 +188,10 @@ TEST(DeepSpeedVersion, Bf16WithoutOptimizerIsTheFirstStepsAssertion) {
   trainer.hf_trainer->bf16 = true;
   EXPECT_EQ(find_code_at(check(bf16, trainer), "bf16-without-optimizer", "bf16.enabled"), nullptr)
       << "the Trainer passes its own optimizer";
+  ValidateOptions own = with(DeepSpeedVersion::k0_19_8);
+  own.own_optimizer = true;  // ShardScope's engine, the estimator, an imported run
+  EXPECT_FALSE(check(bf16, own).has_errors()) << dump(check(bf16, own));
+  EXPECT_FALSE(check(clean_config(R"("zero_optimization": {"stage": 2})"), own).has_errors());
 }
 
 TEST(DeepSpeedVersion, Zero1And2WithoutOptimizerAssertAtEngineInit) {
