@@ -1,18 +1,27 @@
 #include "configs/param_table.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 #include "configs/did_you_mean.hpp"
 
 namespace shardscope::configs {
 namespace {
 
+/// An integral double inside int64's range: converting one outside it (1e999 parses as inf) is
+/// undefined behaviour, so the range is checked before the cast.
+bool is_integral_number(double value) {
+  return std::isfinite(value) && std::fabs(value) < 9.2e18 &&
+         value == static_cast<double>(static_cast<std::int64_t>(value));
+}
+
 bool type_matches(ParamType type, const ConfigNode& node) {
   switch (type) {
     case ParamType::kNumber: return node.is_number();
     case ParamType::kInt:
       return node.kind == ConfigNode::Kind::kInteger ||
-             (node.is_number() && node.number_value == static_cast<double>(static_cast<std::int64_t>(node.number_value)));
+             (node.is_number() && is_integral_number(node.number_value));
     case ParamType::kBool: return node.kind == ConfigNode::Kind::kBool;
     case ParamType::kString: return node.is_string();
     case ParamType::kBetas:

@@ -1,9 +1,32 @@
 // Fills the typed ResolvedConfig from the resolved JSON. Values that are still "auto" (unfilled)
 // or invalid keep the struct's defaults, which are DeepSpeed's defaults too.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
 #include "configs/validation_context.hpp"
 
 namespace shardscope::configs {
 namespace {
+
+/// Whether a JSON number can become a T: a float read into an integer field must be finite and
+/// inside T's range (1e999 parses as inf; converting it is undefined behaviour). The validator
+/// reports such a value; the typed config keeps its default.
+template <typename T>
+bool number_fits(const nlohmann::json& value) {
+  if constexpr (std::is_integral_v<T>) {
+    if (value.is_number_float()) {
+      const double v = value.get<double>();
+      return std::isfinite(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+             v < static_cast<double>(std::numeric_limits<T>::max());
+    }
+    if (value.is_number_unsigned()) return value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    return value.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+           value.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
+  }
+  return true;
+}
 
 /// The member, or null when absent (const json's operator[] must not see a missing key).
 const nlohmann::json& sub(const nlohmann::json& block, const char* key) {
@@ -22,7 +45,7 @@ void read(const nlohmann::json& block, const char* key, T& out) {
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (value.is_string()) out = value.get<std::string>();
   } else {
-    if (value.is_number()) out = value.get<T>();
+    if (value.is_number() && number_fits<T>(value)) out = value.get<T>();
   }
 }
 
@@ -33,7 +56,7 @@ void read(const nlohmann::json& block, const char* key, std::optional<T>& out) {
   read(block, key, value);
   const auto& raw = block[key];
   if ((std::is_same_v<T, std::string> && raw.is_string()) || (std::is_same_v<T, bool> && raw.is_boolean()) ||
-      (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool> && raw.is_number()))
+      (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool> && raw.is_number() && number_fits<T>(raw)))
     out = value;
 }
 

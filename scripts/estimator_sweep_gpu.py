@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 # The shapes: (name, model, layers, hidden, heads, kv_heads, ffn, vocab). Llama's ffn and kv heads
@@ -164,14 +165,37 @@ def run_case(args, case, work):
     if case["checkpointing"]:
         cmd.append("--activation-checkpointing")
     start = time.perf_counter()
-    swap_bytes = 0
+    env = dict(os.environ)
+    if args.trace_dir:
+        env["SHARDSCOPE_TRACE_ZERO_MEMORY"] = "1"
+    # The engine removes its swap files when it ends: their size is sampled while it runs.
+    swap_peak = [0]
+    running = threading.Event()
+    running.set()
+
+    def sample_swap():
+        while running.is_set():
+            swap_peak[0] = max(swap_peak[0], folder_bytes(nvme_dir))
+            time.sleep(0.25)
+
+    sampler = threading.Thread(target=sample_swap, daemon=True) if uses_nvme else None
+    if sampler:
+        sampler.start()
     try:
-        run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=args.timeout)
+        run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=args.timeout,
+                             env=env)
         output, rc = run.stdout, run.returncode
     except subprocess.TimeoutExpired as e:
         output, rc = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), 124
+    running.clear()
+    if sampler:
+        sampler.join()
+    if args.trace_dir:
+        os.makedirs(args.trace_dir, exist_ok=True)
+        with open(os.path.join(args.trace_dir, case["name"] + ".log"), "w") as f:
+            f.write(output)
+    swap_bytes = max(swap_peak[0], folder_bytes(nvme_dir)) if uses_nvme else 0
     if uses_nvme:
-        swap_bytes = folder_bytes(nvme_dir)
         shutil.rmtree(nvme_dir, ignore_errors=True)
     row = dict(case)
     row.update({"flags": model_flags(case), "ds_config": config, "steps": args.steps, "rc": rc,
@@ -202,6 +226,8 @@ def main():
     p.add_argument("--cases", default="", help="FIRST:LAST, 1-based and inclusive (the device's 10-minute calls split the sweep)")
     p.add_argument("--deadline", type=float, default=0, help="start no case after this many seconds (0: no limit)")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
+    p.add_argument("--trace-dir", default="", help="keep each run's output here, with the stage-3 memory trace "
+                   "(SHARDSCOPE_TRACE_ZERO_MEMORY=1: the allocator's bytes at every gather, release and reduction)")
     args = p.parse_args()
     todo = [c for c in cases() if args.only in c["name"]]
     if args.cases:

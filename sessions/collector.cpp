@@ -13,6 +13,7 @@
 
 #include "sessions/collector_impl.hpp"
 #include "sessions/errors.hpp"
+#include "sessions/sqlite_db.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -149,6 +150,12 @@ void Collector::start() {
     throw SessionsError(ErrorKind::kStorage, std::string("collector cannot create its wake pipe: ") + std::strerror(errno));
   impl_->wake_read = pipe_fds[0];
   impl_->wake_write = pipe_fds[1];
+  // The rank-ordered indexes (steps_by_rank, comms_by_session, the collectives' key) take each
+  // rank's rows at its own place, so a commit touches a leaf page per rank and index: about 12 MB
+  // at 1,024 ranks. SQLite's default 2 MB cache re-read those pages on every transaction (the
+  // drop from 310k records/s at 64 ranks to 120k at 1,000); 48 KiB per rank keeps them resident.
+  const int cache_kib = std::max(8192, impl_->options.world_size * 48);
+  impl_->store.db().exec("PRAGMA cache_size = -" + std::to_string(cache_kib));
   impl_->writer = std::make_unique<StoreWriter>(impl_->store);
   impl_->writer->ensure_session(*impl_->session_uid);  // "running" from now on, even before RunStart
   impl_->running = true;

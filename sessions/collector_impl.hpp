@@ -37,6 +37,7 @@ struct CollectorConnection {
   std::int64_t pid = 0;
   std::uint64_t records = 0;
   std::size_t reserved = 0;   ///< budget held for the frame being assembled
+  std::size_t partial_charge = 0;  ///< bytes of an unfinished frame left by a read-ahead, charged as they are
   bool waiting_for_budget = false;
 
   std::string who() const;
@@ -65,6 +66,7 @@ struct Collector::Impl {
   std::deque<CollectorChunk> queue;
   std::size_t queue_bytes = 0;     ///< accounted bytes of queued chunks (guarded by mutex)
   std::size_t reserved_bytes = 0;  ///< budget reserved by frames being assembled (guarded by mutex)
+  std::size_t partial_bytes = 0;   ///< of reserved_bytes, connections' partial_charge (guarded by mutex)
   bool io_done = false;
   std::atomic<bool> stopping{false};
   std::list<CollectorConnection> connections;  ///< the network thread's only, in order of arrival
@@ -99,6 +101,8 @@ struct Collector::Impl {
   /// Reads and queues what the socket has; `failure` says why when it returns kFailed.
   ReadEnd read_events(CollectorConnection& c, CollectorChunk& chunk, std::string& failure);
   bool reserve_frame(CollectorConnection& c);
+  /// Reserves the worst-case memory of one read-ahead at a frame boundary; the bytes to read, or 0.
+  std::size_t reserve_read_ahead(std::size_t& charge);
   void admit_hello(CollectorConnection& c, const Hello& hello);
   void check_event(const CollectorConnection& c, const Event& event) const;
   void close_connection(std::list<CollectorConnection>::iterator it, const std::string& why, CollectorLogLevel level,

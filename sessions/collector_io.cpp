@@ -23,10 +23,28 @@
 namespace shardscope::sessions {
 namespace {
 
-// Decoded events cost more than their wire bytes (strings, vectors); count a fixed overhead per
-// record on top so the budget is a real bound on memory, not on bytes received.
-constexpr std::size_t kRecordOverheadBytes = 96;
+// What a decoded frame costs in memory, bounded from its header alone: every queued event is a
+// SessionEvent (the Event variant is as large as its largest alternative, RunStart: about 930
+// bytes even for a 40-byte CommRecord), its strings copy at most its wire bytes (each with an
+// allocation header), and each record of a batch is at most an ActivityRecord with its name's
+// allocation. Issue 35 found the old bound (wire bytes + 96 per record) 4-6x below the real
+// footprint of small frames: a "64 MiB" queue held 400-550 MB.
+constexpr std::size_t kFrameFootprintBytes = sizeof(SessionEvent) + 64;
+constexpr std::size_t kRecordFootprintBytes = sizeof(ActivityRecord) + 64;
+constexpr std::size_t kMinFrameBytes = 5;  // length and type: no frame is shorter
+
+std::size_t frame_share(std::size_t length, std::uint8_t type) {
+  return 2 * (4 + length) + kFrameFootprintBytes + kRecordFootprintBytes * max_records_in_frame(type, length);
+}
+
 constexpr std::size_t kReadChunk = 64u << 10;
+// At a frame boundary a connection reads up to this much at once instead of a header and then its
+// frame: one recv for dozens of small frames (two per frame cost half the network thread at 1,024
+// ranks). Its worst case is reserved before the read: the bytes, plus the decoded overhead of the
+// most frames and records they can hold (frame_share of kMinFrameBytes frames).
+constexpr std::size_t kReadAhead = 8u << 10;
+constexpr std::size_t kReadAheadCharge =
+    2 * kReadAhead + (kFrameFootprintBytes + kRecordFootprintBytes) * (kReadAhead / kMinFrameBytes + 1);
 constexpr std::size_t kMaxReadPerTurn = 1u << 20;  // fairness: one busy rank cannot starve others
 
 // A handshake that must end the connection: the peer did not prove it belongs to the run.
@@ -203,7 +221,8 @@ void Collector::Impl::close_connection(std::list<CollectorConnection>::iterator 
   ::close(it->fd);
   if (!it->proven) --unproven;
   std::lock_guard<std::mutex> lock(mutex);
-  reserved_bytes -= it->reserved;  // a frame cut short gives its share of the budget back
+  reserved_bytes -= it->reserved + it->partial_charge;  // a frame cut short gives its share back
+  partial_bytes -= it->partial_charge;
   if (refused) ++stats.connections_refused;
   else if (level != CollectorLogLevel::kInfo) ++stats.connections_rejected;
   --stats.connections_open;
@@ -299,39 +318,64 @@ void Collector::Impl::check_event(const CollectorConnection& c, const Event& eve
 
 bool Collector::Impl::reserve_frame(CollectorConnection& c) {
   const auto header = c.decoder.pending_header();
-  const std::size_t need = 4 + header->length + kRecordOverheadBytes * max_records_in_frame(header->type, header->length);
+  const std::size_t need = frame_share(header->length, header->type);
   std::lock_guard<std::mutex> lock(mutex);
-  const std::size_t held = queue_bytes + reserved_bytes;
-  // A frame whose own share exceeds the cap can only ever go alone.
-  if (held > 0 && held + need > options.max_queue_bytes) {
+  const std::size_t own = c.partial_charge;  // bytes of this frame already read and charged
+  const std::size_t held = queue_bytes + reserved_bytes - own;
+  // A frame whose own share exceeds the cap can only ever go alone (with, at most, other
+  // connections' partial frames, which wait for budget too and must not block it forever).
+  if (held > partial_bytes - own && held + need > options.max_queue_bytes) {
     if (!c.waiting_for_budget) ++stats.backpressure_pauses;
     c.waiting_for_budget = true;
     return false;
   }
-  reserved_bytes += need;
+  reserved_bytes += need - own;
+  partial_bytes -= own;
+  c.partial_charge = 0;
   stats.queue_bytes_peak = std::max(stats.queue_bytes_peak, queue_bytes + reserved_bytes);
   c.reserved = need;
   c.waiting_for_budget = false;
   return true;
 }
 
-// Reads exactly up to the end of the frame being assembled, whose share of the budget is reserved
-// before its first payload byte is read: a connection never holds more than one frame's bytes.
+// Read-aheads leave their unfinished frames charged; together those stay under a quarter of the
+// cap, so frames waiting for budget always find some once the writer drains the queue.
+std::size_t Collector::Impl::reserve_read_ahead(std::size_t& charge) {
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::size_t cap = options.max_queue_bytes;
+  if (queue_bytes + reserved_bytes + kReadAheadCharge > cap || partial_bytes + kReadAhead > cap / 4) return 0;
+  reserved_bytes += kReadAheadCharge;
+  stats.queue_bytes_peak = std::max(stats.queue_bytes_peak, queue_bytes + reserved_bytes);
+  charge = kReadAheadCharge;
+  return kReadAhead;
+}
+
+// Reads what the socket has, in one of two ways. At a frame boundary with budget to spare, a
+// read-ahead of up to kReadAhead bytes (its worst case reserved first) decodes every whole frame
+// it holds and leaves the start of the next one charged byte for byte. Otherwise it reads exactly
+// up to the end of the frame being assembled, whose share of the budget is reserved before its
+// first payload byte is read. Either way a connection holds at most one unfinished frame.
 Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, CollectorChunk& chunk,
                                                      std::string& failure) {
   char buffer[kReadChunk];
-  std::size_t read_total = 0, released = 0;
+  std::size_t read_total = 0, released = 0, partial_added = 0, ahead = 0;
   bool eof = false;
   // Queues what was read and wakes the writer for it, on every way out: good frames read before
   // garbage are kept, and a chunk queued without a wake-up would wait for another rank's read.
   auto account = [&] {
+    if (ahead > 0) {  // the read-ahead's worst case gives way to what it left unfinished
+      released += std::exchange(ahead, 0);
+      c.partial_charge = c.decoder.buffered_bytes();
+      partial_added += c.partial_charge;
+    }
     const bool queued = !chunk.events.empty();
     {
       std::lock_guard<std::mutex> lock(mutex);
       stats.bytes_received += read_total;
       stats.frames_received += chunk.events.size();
       stats.records_received += chunk.records;
-      reserved_bytes -= released;
+      reserved_bytes = reserved_bytes + partial_added - released;
+      partial_bytes += partial_added;
       if (queued) {
         queue_bytes += chunk.bytes;
         queue.push_back(std::move(chunk));
@@ -339,32 +383,49 @@ Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, Co
       stats.queue_bytes_peak = std::max(stats.queue_bytes_peak, queue_bytes + reserved_bytes);
     }
     if (queued) items_ready.notify_one();
+    chunk = CollectorChunk{};
+    read_total = released = partial_added = 0;
   };
+  auto take_frame = [&] {
+    const auto header = *c.decoder.pending_header();
+    Frame frame;
+    c.decoder.next(frame);
+    auto* event = std::get_if<Event>(&frame);
+    if (!event) throw ProtocolError("a handshake frame after the handshake");
+    check_event(c, *event);
+    const std::size_t records = event_record_count(*event);
+    chunk.records += records;
+    chunk.bytes += frame_share(header.length, header.type);
+    c.records += records;
+    chunk.events.push_back({session_uid, std::move(*event)});
+  };
+  std::size_t turn_total = 0;
   try {
-    while (read_total < kMaxReadPerTurn) {
-      const std::size_t want = c.decoder.bytes_wanted();
-      if (c.reserved == 0 && c.decoder.pending_header() && !reserve_frame(c)) break;
+    while (turn_total < kMaxReadPerTurn) {
+      std::size_t want = c.decoder.bytes_wanted();
+      const bool at_boundary = c.reserved == 0 && c.partial_charge == 0 && c.decoder.buffered_bytes() == 0;
+      if (at_boundary && (want = reserve_read_ahead(ahead)) == 0) want = c.decoder.bytes_wanted();
+      if (ahead == 0 && c.reserved == 0 && c.decoder.pending_header() && !reserve_frame(c)) break;
       const ssize_t n = ::recv(c.fd, buffer, std::min(want, sizeof buffer), 0);
       if (n == 0) eof = true;
-      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EINTR) {
+        if (ahead > 0) account();
+        continue;
+      }
       if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
         failure = errno == ETIMEDOUT ? "its host stopped answering (keepalive timed out: a half-open connection)"
                                      : std::string("connection failed: ") + std::strerror(errno);
       if (n <= 0) break;
       read_total += static_cast<std::size_t>(n);
+      turn_total += static_cast<std::size_t>(n);
       c.decoder.feed(buffer, static_cast<std::size_t>(n));
+      if (ahead > 0) {
+        while (c.decoder.buffered_bytes() >= 5 && c.decoder.bytes_wanted() == 0) take_frame();
+        account();
+        continue;
+      }
       if (c.decoder.bytes_wanted() != 0) continue;
-      const auto header = *c.decoder.pending_header();
-      Frame frame;
-      c.decoder.next(frame);
-      auto* event = std::get_if<Event>(&frame);
-      if (!event) throw ProtocolError("a handshake frame after the handshake");
-      check_event(c, *event);
-      const std::size_t records = event_record_count(*event);
-      chunk.records += records;
-      chunk.bytes += 4 + header.length + records * kRecordOverheadBytes;
-      c.records += records;
-      chunk.events.push_back({session_uid, std::move(*event)});
+      take_frame();
       released += std::exchange(c.reserved, 0);
     }
   } catch (const ProtocolError& e) {

@@ -266,6 +266,45 @@ CREATE INDEX findings_by_session ON findings(session_id, id);
 )sql";
 
 void add_doctor_v7(SqliteDb& db) { db.exec(kSchemaV7); }
+
+// Version 8 holds `shardscope tune` runs (issue 29): one row per tune run (what it searched and
+// how), one per candidate it decided on (pruned by the estimator, or run as a trial whose session
+// is named in session_uid). A trial row is written 'running' before its launch and updated when it
+// ends, so a tuner killed mid-trial resumes by running exactly the unfinished rows again.
+constexpr const char* kSchemaV8 = R"sql(
+CREATE TABLE tune_runs(
+  uid TEXT PRIMARY KEY,
+  created_at REAL NOT NULL,
+  fingerprint TEXT NOT NULL,
+  request_json TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'running',
+  ended_at REAL
+) WITHOUT ROWID;
+
+CREATE TABLE tune_trials(
+  run_uid TEXT NOT NULL,
+  candidate_key TEXT NOT NULL,
+  trial INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  params_json TEXT NOT NULL,
+  status TEXT NOT NULL,
+  predicted_bytes REAL,
+  measured_peak_bytes INTEGER,
+  metric_value REAL,
+  tokens_per_s REAL,
+  samples_per_s REAL,
+  step_time_ms REAL,
+  session_uid TEXT,
+  exit_code INTEGER,
+  message TEXT,
+  started_at REAL,
+  ended_at REAL,
+  PRIMARY KEY(run_uid, candidate_key)
+) WITHOUT ROWID;
+CREATE INDEX tune_trials_by_order ON tune_trials(run_uid, trial);
+)sql";
+
+void add_tune_v8(SqliteDb& db) { db.exec(kSchemaV8); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 void add_session_writer_v5(SqliteDb& db) { db.exec(kSchemaV5); }
@@ -293,6 +332,7 @@ const std::vector<Migration>& schema_migrations() {
       {4, 5, "record the writer (host, pid, process start) of each session", add_session_writer_v5},
       {5, 6, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v6},
       {6, 7, "add the collective flight records and the run doctor's findings", add_doctor_v7},
+      {7, 8, "add the tune runs and their trials (shardscope tune)", add_tune_v8},
   };
   return migrations;
 }

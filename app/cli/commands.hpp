@@ -41,6 +41,8 @@ int print_closing_summary(const std::string& who, const std::string& what, int e
 int run_watch_command(const CommandArgs& args);
 int run_ckpt_command(const CommandArgs& args);
 int run_bench_command(const CommandArgs& args);
+/// `shardscope tune` (tune_command.cpp): trials are child `shardscope launch` processes.
+int run_tune_command(const CommandArgs& args);
 // In the engine module:
 int run_train_command(const CommandArgs& args);
 int run_launch_command(const CommandArgs& args);

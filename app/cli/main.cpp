@@ -30,6 +30,8 @@ const std::vector<Command>& all_commands() {
       {"node", "the node agent a multi-host launch starts on every host (not run by hand)", Needs::kEngine, nullptr},
       {"allreduce", "time an all-reduce across the ranks of a launch (the preflight's bandwidth check)",
        Needs::kEngine, nullptr},
+      {"tune", "find the fastest config that fits: estimator-pruned candidates, short real trials, best ds_config.json",
+       Needs::kNothing, run_tune_command},
       {"watch", "run your own DeepSpeed command (deepspeed, torchrun, ...) and follow it live into a session",
        Needs::kNothing, run_watch_command},
       {"ckpt", "inspect ZeRO checkpoints (info) and merge their shards into safetensors (consolidate)",

@@ -15,9 +15,10 @@
 //       the profile view of one recorded session (the newest, or SELECTOR: id, uid prefix, name),
 //       e.g. a session brought back from a GPU machine, with the analyses pane TITLE in front
 //       ("Phases" by default, "Top kernels", "Comm overlap", ...).
-//   shardscope-gui-screenshots --compare SESSION_FILE --run S1 --run S2 [...] [--tab TITLE] --output FILE.png
+//   shardscope-gui-screenshots --compare SESSION_FILE --run S1 --run S2 [...] [--tab TITLE] [--trend METRIC --by G] --output FILE.png
 //       Sessions & Compare on those sessions of the file (S1 the baseline), the tab TITLE in front
-//       ("Curves" by default, "Summary", "Run", "Config diff", ...).
+//       ("Curves" by default, "Summary", "Verdict", "Trend", "Run", "Config diff", ...); the Trend tab
+//       follows METRIC (step_time) grouped by G (tag, version, date, session; default tag).
 #include <optional>
 
 #include <QApplication>
@@ -311,7 +312,8 @@ int shoot_profile(const QString& file, const QStringList& selectors, const QStri
 
 // Sessions & Compare on several sessions of one file (the first the baseline), the tab `tab` in
 // front, e.g. two ZeRO stages of a GPU run.
-int shoot_compare(const QString& file, const QStringList& selectors, const QString& tab, const QString& output) {
+int shoot_compare(const QString& file, const QStringList& selectors, const QString& tab, const QString& output,
+                  const QString& trend_metric, const QString& trend_by) {
   if (selectors.size() < 2) return qWarning("--compare needs two --run selectors or more"), 2;
   const auto refs = refs_or_warning(file, selectors);
   if (!refs) return 2;
@@ -319,8 +321,15 @@ int shoot_compare(const QString& file, const QStringList& selectors, const QStri
   window.resize(kShotSize);
   window.show();
   SessionsPage* sessions = open_on_sessions_page(window, file, *refs);
+  QSignalSpy checked(sessions, &SessionsPage::verdictReady);
   sessions->compare(*refs);
   wait_until_quiet(sessions, SIGNAL(curvesDrawn()), 20000, 1500);
+  if (checked.isEmpty()) checked.wait(30000);
+  if (tab == "Trend") {
+    QSignalSpy trended(sessions, &SessionsPage::trendReady);
+    sessions->showTrend(trend_metric, ss::trend_grouping_from_name(trend_by.toStdString()));
+    trended.wait(30000);
+  }
   sessions->showTab(tab);
   return save_page(window, "Sessions & Compare", output) ? 0 : 1;
 }
@@ -343,6 +352,8 @@ int main(int argc, char** argv) {
   parser.addOption({"pane", "--profile: the analyses pane in front", "TITLE", "Phases"});
   parser.addOption({"tab", "--compare: the tab in front", "TITLE", "Curves"});
   parser.addOption({"output", "the PNG --profile or --compare writes", "FILE"});
+  parser.addOption({"trend", "--compare --tab Trend: the metric followed", "METRIC", "step_time"});
+  parser.addOption({"by", "--compare --tab Trend: tag, version, date or session", "GROUPING", "tag"});
   parser.addPositionalArgument("source", "the repository (for the example inputs)");
   parser.addPositionalArgument("out", "the folder every page's PNG goes to");
   parser.process(app);
@@ -350,7 +361,8 @@ int main(int argc, char** argv) {
     if (!parser.isSet("output")) return qWarning("--profile and --compare need --output FILE.png"), 2;
     if (parser.isSet("profile"))
       return shoot_profile(parser.value("profile"), parser.values("run"), parser.value("pane"), parser.value("output"));
-    return shoot_compare(parser.value("compare"), parser.values("run"), parser.value("tab"), parser.value("output"));
+    return shoot_compare(parser.value("compare"), parser.values("run"), parser.value("tab"), parser.value("output"),
+                         parser.value("trend"), parser.value("by"));
   }
   if (parser.positionalArguments().size() != 2) {
     qWarning("usage: shardscope-gui-screenshots SOURCE_DIR OUTPUT_DIR | --profile FILE [--run S] [--pane P] --output PNG"

@@ -80,6 +80,7 @@ void ZeroRuntime::ensure_available(int g) {
   st.gather.wait();
   st.gather = CommHandle();
   bind(g);
+  trace_memory("gather", g);
   if (gather_timer_)
     gather_timer_(layout_->groups()[g].name,
                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -98,6 +99,7 @@ void ZeroRuntime::release(int g, bool force) {
   st.buffer = torch::Tensor();
   st.status = GatherStatus::kReleased;
   ++gather_stats_.releases;
+  trace_memory("release", g);
 }
 
 // DeepSpeed's parameter coordinator swaps in the partitions of the layers it will fetch next,

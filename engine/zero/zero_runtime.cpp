@@ -3,12 +3,15 @@
 #include "engine/zero/zero_runtime.hpp"
 
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "engine/zero/partitioned_init.hpp"
@@ -361,6 +364,7 @@ void ZeroRuntime::launch_group(int g) {
   const int world = world_size();
   const auto chunk = group.chunk(world);
   InFlight job;
+  job.group = g;
   if (settings_.stage == 0) {
     if (!comm_ || world == 1) return;
     job.handle = comm_->all_reduce(flat_->grads().narrow(0, group.flat_offset, group.padded_numel), ReduceOp::kSum,
@@ -390,6 +394,7 @@ void ZeroRuntime::launch_group(int g) {
     job.finish = [this, g, output, input]() { accumulate_chunk(g, output); };
     job.staged_numel = group.padded_numel;
     staged_numel_ += job.staged_numel;
+    trace_memory("reduce", g);
     if (settings_.stage == 3) release(g, /*force=*/false);
   }
   in_flight_.push_back(std::move(job));
@@ -424,6 +429,7 @@ void ZeroRuntime::wait_one() {
   job.handle.wait();
   if (job.finish) job.finish();
   staged_numel_ -= job.staged_numel;
+  trace_memory("reduced", job.group);
 }
 
 void ZeroRuntime::wait_for_reductions(std::size_t keep_in_flight) {
@@ -517,4 +523,20 @@ void ZeroRuntime::scatter_from_gathered(int source_rank) {
   shard_->flush();
 }
 
+void ZeroRuntime::trace_memory(const char* event, int g) const {
+  static const bool enabled = [] {
+    const char* v = std::getenv("SHARDSCOPE_TRACE_ZERO_MEMORY");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (!enabled || !device_.is_cuda()) return;
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_.index());
+  const auto all = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  std::fprintf(stderr, "[zero-memory] %s %s allocated=%lld peak=%lld live_numel=%lld staged_numel=%lld\n", event,
+               g >= 0 ? layout_->groups()[static_cast<std::size_t>(g)].name.c_str() : "?",
+               static_cast<long long>(stats.allocated_bytes[all].current),
+               static_cast<long long>(stats.allocated_bytes[all].peak), static_cast<long long>(gather_stats_.live_numel),
+               static_cast<long long>(staged_numel_));
+}
+
 }  // namespace shardscope::engine
+

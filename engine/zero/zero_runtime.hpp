@@ -156,6 +156,7 @@ class ZeroRuntime {
     CommHandle handle;
     std::function<void()> finish;
     std::int64_t staged_numel = 0;
+    int group = -1;
   };
 
   void build_layout(TrainableModel& model);
@@ -190,6 +191,9 @@ class ZeroRuntime {
   void issue_gather(int group, bool prefetch, bool private_copy = false);
   void bind(int group);
   void release(int group, bool force);
+  /// SHARDSCOPE_TRACE_ZERO_MEMORY=1: one line per gather, release and reduction with the
+  /// allocator's bytes, to see where a stage-3 step's memory goes (docs/estimator.md).
+  void trace_memory(const char* event, int group) const;
   /// offload_param "nvme": starts the reads of the groups after `layer_index` (before it in backward).
   void read_ahead(std::size_t layer_index, bool backward);
   void before_layer_forward(std::size_t layer_index);

@@ -34,7 +34,7 @@ namespace {
 
 const char* const kPages[] = {"Environment", "Estimator", "Config Editor", "Launch & Watch", "Sessions & Compare"};
 const std::initializer_list<const char*> kSessionTabs = {"Curves", "Summary", "Breakdown", "Run", "Config diff",
-                                                         "Environment", "Profile"};
+                                                         "Environment", "Profile", "Verdict", "Trend"};
 const std::initializer_list<const char*> kNoTabs = {""};
 
 /// A 2-rank engine run of `steps` steps with the timers of wall_clock_breakdown, as the poller brings it.

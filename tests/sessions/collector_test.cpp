@@ -548,6 +548,45 @@ TEST(Collector, TheQueueCapHoldsAtAThousandRanks) {
   testing::remove_store(path);
 }
 
+// Read-aheads (many small frames in one recv) leave the start of the next frame charged; with a
+// small cap, big frames that arrive behind small ones must still find budget, within the cap.
+TEST(Collector, ReadAheadsOfSmallFramesBeforeBigOnesStayUnderTheCap) {
+  const auto path = testing::temp_path("read_ahead");
+  auto options = options_for(path);
+  options.max_queue_bytes = 3u << 20;
+  Collector collector(options);
+  collector.start();
+  constexpr int kRanks = 64, kSteps = 300, kKernels = 3000;
+  std::vector<int> fds;
+  for (int r = 0; r < kRanks; ++r) fds.push_back(proven_connection(collector.port(), r));
+  std::vector<std::thread> writers;
+  for (int part = 0; part < 2; ++part)
+    writers.emplace_back([&, part] {
+      for (int r = part; r < kRanks; r += 2) {
+        std::string bytes;
+        for (int step = 0; step < kSteps; ++step) {
+          StepMetrics m;
+          m.rank = r;
+          m.step = step;
+          encode_event(m, bytes);
+          encode_event(TimerBreakdown{r, step, {{"forward", 1}, {"backward", 2}}}, bytes);
+        }
+        ActivityBatch batch{r, {}};
+        for (int k = 0; k < kKernels; ++k) batch.records.push_back({ActivityKind::kKernel, "k", k, k + 1, 0, 7, 0, 1});
+        encode_event(batch, bytes);
+        send_all(fds[static_cast<std::size_t>(r)], bytes);
+      }
+    });
+  for (auto& t : writers) t.join();
+  for (int fd : fds) ::close(fd);
+  collector.stop();
+  const auto stats = collector.stats();
+  EXPECT_EQ(stats.records_committed, static_cast<std::uint64_t>(kRanks) * (kSteps * 3 + kKernels));
+  EXPECT_EQ(stats.records_received, stats.records_committed);
+  EXPECT_LE(stats.queue_bytes_peak, options.max_queue_bytes);
+  testing::remove_store(path);
+}
+
 TEST(Collector, BackPressureKeepsMemoryBoundedAndLosesNothing) {
   const auto path = testing::temp_path("flood");
   auto options = options_for(path);

@@ -48,7 +48,7 @@ TEST(Store, CreatesAStampedWalStore) {
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
-    EXPECT_EQ(store.migrations_applied().size(), 7u);  // 0 -> 1 -> ... -> 7 on a fresh file
+    EXPECT_EQ(store.migrations_applied().size(), 8u);  // 0 -> 1 -> ... -> 8 on a fresh file
   }
   Store again = Store::open(path);
   EXPECT_TRUE(again.migrations_applied().empty());
@@ -187,7 +187,7 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
     EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'session_tags'"), 0);
   }
   Store store = Store::open(path);
-  ASSERT_EQ(store.migrations_applied().size(), 6u);
+  ASSERT_EQ(store.migrations_applied().size(), 7u);
   EXPECT_EQ(store.migrations_applied()[0], "1 -> 2: add session tags");
   EXPECT_EQ(store.migrations_applied()[1], "2 -> 3: add kernel launch details and copy throughput to activities");
   EXPECT_EQ(store.migrations_applied()[2],
@@ -196,7 +196,8 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
   EXPECT_EQ(store.migrations_applied()[4],
             "5 -> 6: add the hosts of a run with their clock offsets, and the ranks' environment variables");
   EXPECT_EQ(store.migrations_applied()[5], "6 -> 7: add the collective flight records and the run doctor's findings");
-  EXPECT_EQ(store.schema_version(), 7);
+  EXPECT_EQ(store.migrations_applied()[6], "7 -> 8: add the tune runs and their trials (shardscope tune)");
+  EXPECT_EQ(store.schema_version(), 8);
   const auto sessions = list_sessions(store);
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0].name, "old run");

@@ -83,6 +83,8 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   tabs_ = new QTabWidget;
   tabs_->addTab(buildCurvesTab(), tr("Curves"));
   tabs_->addTab(buildSummaryTab(), tr("Summary"));
+  tabs_->addTab(buildVerdictTab(), tr("Verdict"));
+  tabs_->addTab(buildTrendTab(), tr("Trend"));
   breakdown_chart_ = new QCustomPlot;
   add_plot_export_menu(breakdown_chart_, "step_time_breakdown", [this](const QString& m) { emit statusMessage(m); });
   tabs_->addTab(breakdown_chart_, tr("Breakdown"));
@@ -92,6 +94,10 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   profile_view_ = new ProfileView;
   connect(profile_view_, &ProfileView::statusMessage, this, &SessionsPage::statusMessage);
   tabs_->addTab(profile_view_, tr("Profile"));
+  // The trend reads every session of the file: only when its tab is looked at.
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) {
+    if (tabs_->tabText(i) == tr("Trend") && trend_stale_) runTrend();
+  });
   right_layout->addWidget(compare_header_);
   right_layout->addWidget(tabs_, 1);
 
@@ -119,6 +125,8 @@ SessionsPage::~SessionsPage() {
   catalog_watcher_->waitForFinished();
   compare_watcher_->waitForFinished();
   plot_watcher_->waitForFinished();
+  verdict_watcher_->waitForFinished();
+  trend_watcher_->waitForFinished();
 }
 
 QWidget* SessionsPage::buildToolbar() {
@@ -266,6 +274,7 @@ void SessionsPage::onCatalogLoaded() {
   for (const auto& error : catalog.errors) emit statusMessage(QString::fromStdString(error));
   // The status bar's message is gone with the next one: a file that could not be read stays
   // named under the table until the next load.
+  markTrendStale();
   if (!catalog.errors.empty()) {
     QStringList lines;
     for (const auto& error : catalog.errors) lines << QString::fromStdString(error).toHtmlEscaped();
@@ -332,6 +341,7 @@ void SessionsPage::onComparisonReady() {
   if (!comparison_.error.empty()) {
     compare_header_->setText(tr("<b>Cannot compare:</b> %1").arg(QString::fromStdString(comparison_.error).toHtmlEscaped()));
     emit statusMessage(QString::fromStdString(comparison_.error));
+    clearVerdict(tr("No comparison, no verdict."));
     return;
   }
   QStringList legend;
@@ -345,6 +355,10 @@ void SessionsPage::onComparisonReady() {
   environment_model_->setRows(comparison_.sessions, comparison_.environment_diff);
   run_model_->setRows(comparison_.sessions, comparison_.run_diff);
   draw_timer_breakdown(breakdown_chart_, comparison_.summaries, comparison_.sessions);
+  updateVerdictChoices();
+  if (comparison_.sessions.size() >= 2) runVerdict();
+  else clearVerdict(tr("Compare 2 sessions or more for a verdict: the first is the baseline."));
+  markTrendStale();
   std::set<std::string> files;
   for (const auto& s : comparison_.sessions) files.insert(s.file);
   emit statusMessage(files.size() > 1 ? tr("Showing %1 sessions from %2 files").arg(comparison_.sessions.size()).arg(files.size())

@@ -2,9 +2,11 @@
 // The Sessions & Compare page: open session files (dialog, drag and drop, recent files), filter
 // the sessions of all of them, rename, tag or delete them (right-click), select 2 to 8 to compare
 // (curves overlaid with smoothing and log scale, summary deltas against the first, run, config
-// and environment diffs, step-time breakdown) or one to see it alone, and one to profile; Import...
-// opens File > Import. Every query runs on a worker thread (the curves: sessions_page_curves.cpp).
-// CLI twins: `shardscope sessions list|compare|show --profile|rename|tag|delete|import --db FILE`.
+// and environment diffs, step-time breakdown, each metric's regression verdict with its interval,
+// what moved and what changed, a metric's trend over the file's sessions) or one to see it alone,
+// and one to profile; Import... opens File > Import. Every query runs on a worker thread (the
+// curves: sessions_page_curves.cpp; verdicts and trends: sessions_page_verdicts.cpp).
+// CLI twins: `shardscope sessions list|compare|show --profile|rename|tag|delete|import|check|trend --db FILE`.
 
 #include <memory>
 
@@ -12,6 +14,7 @@
 #include <QWidget>
 
 #include "app/gui/sessions/compare_data.hpp"
+#include "app/gui/sessions/verdict_data.hpp"
 
 class QCheckBox;
 class QComboBox;
@@ -31,6 +34,7 @@ class ProfileView;
 class SessionCatalogModel;
 class SessionFilterProxy;
 class SummaryDeltaModel;
+class TextTableModel;
 
 class SessionsPage : public QWidget {
   Q_OBJECT
@@ -82,12 +86,39 @@ class SessionsPage : public QWidget {
   QCustomPlot* chart(const std::string& metric) const;
   void setSmoothing(const sessions::Smoothing& smoothing);
   void setLogScale(bool on);
-  /// Shows a tab by title ("Curves", "Summary", "Run", "Config diff", "Environment", "Breakdown", "Profile").
+  /// Shows a tab by title ("Curves", "Summary", "Verdict", "Trend", "Run", "Config diff", "Environment",
+  /// "Breakdown", "Profile").
   void showTab(const QString& title);
+
+  /// The Verdict tab (sessions_page_verdicts.cpp): `sessions check` on the compared sessions.
+  /// The ways to split them (verdict_group_choices) and the one chosen; choosing re-runs the check.
+  const std::vector<VerdictGroups>& verdictChoices() const { return verdict_choices_; }
+  void setVerdictGroups(int choice);
+  /// --fail-on thresholds ("" = the documented defaults); re-runs the check.
+  void setFailOn(const QString& text);
+  /// Runs the check on the chosen split; verdictReady() follows.
+  void runVerdict();
+  const VerdictView& verdict() const { return verdict_; }
+  TextTableModel* verdictModel() const { return verdict_model_; }
+  TextTableModel* contributorsModel() const { return contributors_model_; }
+  TextTableModel* changesModel() const { return changes_model_; }
+  QCustomPlot* verdictChart() const { return verdict_chart_; }
+  QLabel* verdictHeadline() const { return verdict_headline_; }
+  /// Opens the profile of the candidate (or the baseline) narrowed to contributor `row`: a kernel
+  /// family's longest kernel, a collective, or the Phases pane for a phase (as a double-click does).
+  void openContributor(int row, bool baseline = false);
+  /// The Trend tab: `sessions trend METRIC --by GROUPING [--tag TAG]` over the baseline's file (or
+  /// the first open file); trendReady() follows.
+  void showTrend(const QString& metric, sessions::TrendGrouping grouping, const QString& tag = {});
+  const TrendView& trend() const { return trend_; }
+  TextTableModel* trendModel() const { return trend_model_; }
+  QCustomPlot* trendChart() const { return trend_chart_; }
 
  signals:
   void catalogLoaded();
   void comparisonReady();
+  void verdictReady();
+  void trendReady();
   void curvesDrawn();
   void statusMessage(const QString& message);
   /// The toolbar's Import... was clicked: the window opens File > Import's dialog.
@@ -104,6 +135,19 @@ class SessionsPage : public QWidget {
   QWidget* buildCurveOptions();
   QWidget* buildDiffTab(DiffTableModel* model, const QString& name);
   QWidget* buildSummaryTab();
+  QWidget* buildVerdictTab();
+  QWidget* buildVerdictControls();
+  QWidget* buildVerdictTables();
+  QWidget* buildTrendTab();
+  QWidget* buildTrendControls();
+  void updateVerdictChoices();
+  void onVerdictReady();
+  void clearVerdict(const QString& why);
+  void markTrendStale();
+  void showContributorMenu(const QPoint& pos);
+  void runTrend();
+  void onTrendReady();
+  QString trendFile() const;
   void chooseFiles();
   void showListMenu(const QPoint& pos);
   void askRename(const SessionRef& session);
@@ -149,6 +193,35 @@ class SessionsPage : public QWidget {
   QString reveal_uid_;
   Comparison comparison_;
   std::vector<PlotCurve> plot_curves_;
+
+  // The Verdict tab.
+  QComboBox* verdict_groups_ = nullptr;
+  QLineEdit* fail_on_ = nullptr;
+  QLabel* verdict_headline_ = nullptr;
+  QLabel* verdict_cli_ = nullptr;
+  QLabel* verdict_notes_ = nullptr;
+  TextTableModel* verdict_model_ = nullptr;
+  TextTableModel* contributors_model_ = nullptr;
+  TextTableModel* changes_model_ = nullptr;
+  QTableView* contributors_view_ = nullptr;
+  QLabel* contributors_note_ = nullptr;
+  QCustomPlot* verdict_chart_ = nullptr;
+  QFutureWatcher<VerdictView>* verdict_watcher_ = nullptr;
+  std::vector<VerdictGroups> verdict_choices_;
+  VerdictView verdict_;
+  bool verdict_pending_ = false;  ///< the request changed while a check ran
+  // The Trend tab.
+  QComboBox* trend_metric_ = nullptr;
+  QComboBox* trend_by_ = nullptr;
+  QLineEdit* trend_tag_ = nullptr;
+  QLabel* trend_cli_ = nullptr;
+  QLabel* trend_notes_ = nullptr;
+  QCustomPlot* trend_chart_ = nullptr;
+  TextTableModel* trend_model_ = nullptr;
+  QFutureWatcher<TrendView>* trend_watcher_ = nullptr;
+  TrendView trend_;
+  bool trend_stale_ = true;    ///< the files or the comparison changed since the trend was read
+  bool trend_pending_ = false;
 };
 
 }  // namespace shardscope::gui

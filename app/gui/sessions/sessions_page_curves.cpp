@@ -46,7 +46,8 @@ QWidget* SessionsPage::buildCurveOptions() {
   show_raw_->setChecked(true);
   warmup_ = new QSpinBox;
   warmup_->setRange(0, 1000000);
-  warmup_->setToolTip(tr("Warm-up steps left out of the summary's timing and throughput"));
+  warmup_->setToolTip(tr("Warm-up steps left out of the summary's timing and throughput, and, above 0, of the "
+                         "Verdict and Trend (0 there: the check's own max(2, 10 %) of each run)"));
   layout->addWidget(new QLabel(tr("Smoothing")));
   layout->addWidget(smoothing_kind_);
   layout->addWidget(new QLabel(tr("weight")));

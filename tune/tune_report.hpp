@@ -1,0 +1,23 @@
+#pragma once
+// What a tune run leaves behind: the results table, the best config as a ready ds_config.json
+// (only the tuned keys differ from the user's file) and tune_report.md (why it won, what the
+// runner-up costs). docs/tune.md, "Outputs".
+
+#include <string>
+#include <vector>
+
+#include "sessions/tune_records.hpp"
+
+namespace shardscope::tune {
+
+struct TuneRequest;
+struct TuneOutcome;
+
+/// The results table: trial, parameters, predicted memory, measured peak, metric, status.
+std::string format_results_table(const std::vector<sessions::TuneTrialRecord>& trials, const std::string& metric);
+
+/// Sets outcome.best and runner_up from the trials and writes ds_config.json and tune_report.md
+/// into request.out_dir (atomically); with no ok trial it writes the report only.
+void write_tune_outputs(const TuneRequest& request, TuneOutcome& outcome);
+
+}  // namespace shardscope::tune
