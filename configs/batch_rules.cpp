@@ -144,7 +144,10 @@ bool check_no_overflow(ValidationContext& context, const BatchKeys& k, int world
 void solve_batch(ValidationContext& context) {
   BatchKeys keys = read_batch_keys(context.effective);
   BatchConfig& batch = context.config.batch;
-  if (keys.any_auto) return;  // the unfilled "auto" warnings say what to --set
+  if (keys.any_auto) {
+    check_batch_auto(context, context.options().world_size.value_or(1));
+    return;
+  }
   if (!keys.tb && !keys.mb) {
     context.error("batch-missing", keys.gas ? "gradient_accumulation_steps" : "",
                   "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",

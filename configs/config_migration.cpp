@@ -1,8 +1,9 @@
-// DeepSpeed 0.19.7's deprecated keys (migrated with a warning, as its pydantic models do), keys
-// that are accepted but scheduled for removal, and features 0.19.7 removed (a leftover block
-// fails at parse time with a DeepSpeedConfigError naming the feature and its replacement).
+// DeepSpeed's deprecated keys (migrated with a warning, as its pydantic models do), keys 0.19.7
+// accepts but schedules for removal, and the keys each release removed (a leftover one fails at
+// parse time with a DeepSpeedConfigError in DeepSpeed's words).
 #include <algorithm>
 #include <cctype>
+#include <vector>
 
 #include "configs/validation_context.hpp"
 
@@ -113,27 +114,95 @@ void migrate_bfloat16(ValidationContext& context) {
   root.members.push_back(std::move(renamed));
 }
 
-struct RemovedFeature {
+// DeepSpeed's _REMOVED_TOP_LEVEL_CONFIG_KEYS and _REMOVED_ZERO_CONFIG_KEYS (runtime/config.py), in
+// their dict order: _reject_removed_config_keys raises a DeepSpeedConfigError with the message of
+// the first one present, before any other check. The messages are DeepSpeed's own words.
+constexpr const char* kRemovedIssue = "https://github.com/deepspeedai/DeepSpeed/issues/8489";
+
+struct RemovedKey {
   const char* path;
-  const char* feature;
-  const char* replacement;
+  const char* message;  ///< DeepSpeed's, without the trailing " See <issue>." (added back below)
+  bool see_issue;       ///< 0.19.8's "elasticity" message alone has no "See ..."
+  const char* hint;
 };
 
-const RemovedFeature kRemovedBlocks[] = {
-    {"nebula", "the Nebula checkpoint engine",
-     "remove the block; checkpoints are written by the torch checkpoint engine (or the "
-     "\"checkpoint\": {\"writer\": ...} fast writer)"},
-    {"compression_training", "the compression library (compression_training)",
-     "quantize or prune with an external quantization toolkit and remove the block"},
-    {"quantize_training", "Mixture-of-Quantization (quantize_training, MoQ)",
-     "quantize with an external quantization toolkit and remove the block"},
-    {"sparse_attention", "Sparse Attention (sparse_attention)",
-     "use the model's own attention (e.g. PyTorch scaled_dot_product_attention) and remove the block"},
-    {"zero_optimization.mics_shard_size", "MiCS (mics_shard_size)",
-     "use ZeRO stage 3 with \"zero_hpz_partition_size\" (hierarchical partitioning)"},
-    {"zero_optimization.mics_hierarchical_params_gather", "MiCS (mics_hierarchical_params_gather)",
-     "use ZeRO stage 3 with \"zero_hpz_partition_size\" (hierarchical partitioning)"},
-};
+const RemovedKey kNebula{"nebula",
+    "Nebula checkpointing has been removed. A leftover 'nebula' block would be ignored and checkpoints would "
+    "silently fall back to local torch.save.", true,
+    "remove the block; checkpoints are written by the torch checkpoint engine (or the "
+    "\"checkpoint\": {\"writer\": ...} fast writer)"};
+const RemovedKey kCompression{"compression_training",
+    "The DeepSpeed compression library has been removed. A leftover 'compression_training' block would be "
+    "ignored and the model would train unquantized.", true,
+    "quantize or prune with an external quantization toolkit and remove the block"};
+const RemovedKey kAmp{"amp",
+    "NVIDIA Apex AMP integration has been removed. Use DeepSpeed 'fp16', 'bf16', or 'torch_autocast' instead.",
+    true, "replace the \"amp\" block with \"bf16\": {\"enabled\": true} (or \"fp16\" / \"torch_autocast\")"};
+const RemovedKey kQuantize{"quantize_training",
+    "Mixture-of-Quantization (MoQ) / 'quantize_training' has been removed.", true,
+    "quantize with an external quantization toolkit and remove the block"};
+const RemovedKey kSparseGradients{"sparse_gradients",
+    "Sparse compression of dense torch.nn.Embedding gradients has been removed. A leftover 'sparse_gradients' "
+    "flag would be ignored and those gradients would be reduced dense. Gradients from an embedding constructed "
+    "with sparse=True are still reduced sparsely and need no config flag.", true,
+    "remove the key (build the embedding with sparse=True if you want sparse gradients)"};
+const RemovedKey kEigenvalue{"eigenvalue",
+    "Eigenvalue-based Mixture-of-Quantization (MoQ) has been removed; the standalone 'eigenvalue' configuration "
+    "block is no longer supported.", true, "remove the block"};
+const RemovedKey kSparseAttention{"sparse_attention",
+    "DeepSpeed Sparse Attention has been removed; the 'sparse_attention' configuration block is no longer "
+    "supported.", true,
+    "use the model's own attention (e.g. PyTorch scaled_dot_product_attention) and remove the block"};
+const RemovedKey kElasticity{"elasticity",
+    "Elastic training has been removed; the 'elasticity' configuration block is no longer supported. Set "
+    "train_batch_size / train_micro_batch_size_per_gpu / gradient_accumulation_steps directly. ", false,
+    "remove the block and write the batch keys"};
+const RemovedKey kGraphHarvesting{"graph_harvesting",
+    "Graph harvesting has been removed; the 'graph_harvesting' configuration option is no longer supported.",
+    true, "remove the key"};
+const RemovedKey kCurriculum{"curriculum_learning",
+    "Legacy top-level 'curriculum_learning' has been removed. Use 'data_efficiency.data_sampling."
+    "curriculum_learning' instead.", true,
+    "move the block under \"data_efficiency\": {\"data_sampling\": {\"curriculum_learning\": ...}}"};
+const RemovedKey kPld{"progressive_layer_drop",
+    "Progressive Layer Dropping has been removed; the 'progressive_layer_drop' configuration block is no "
+    "longer supported.", true, "remove the block"};
+const RemovedKey kMicsShard{"zero_optimization.mics_shard_size",
+    "MiCS ZeRO-3 sharding has been removed; 'zero_optimization.mics_shard_size' is no longer supported.", true,
+    "use ZeRO stage 3 with \"zero_hpz_partition_size\" (hierarchical partitioning)"};
+const RemovedKey kMicsGather{"zero_optimization.mics_hierarchical_params_gather",
+    "MiCS ZeRO-3 sharding has been removed; 'zero_optimization.mics_hierarchical_params_gather' is no longer "
+    "supported.", true, "use ZeRO stage 3 with \"zero_hpz_partition_size\" (hierarchical partitioning)"};
+const RemovedKey kLoco{"zero_optimization.zeropp_loco_param",
+    "LoCo-Zero++ has been removed; 'zero_optimization.zeropp_loco_param' is no longer supported. Remove this "
+    "key to use standard ZeRO++ quantized gradients without LoCo error feedback.", true,
+    "remove the key; keep \"zero_quantized_gradients\" for quantized gradient communication"};
+
+// 0.19.7: runtime/config.py:98-118. 0.19.8: runtime/config.py:81-130.
+const std::vector<const RemovedKey*> kRemoved0197 = {&kNebula, &kCompression, &kQuantize, &kSparseAttention,
+                                                     &kMicsShard, &kMicsGather};
+const std::vector<const RemovedKey*> kRemoved0198 = {
+    &kNebula, &kCompression, &kAmp, &kQuantize, &kSparseGradients, &kEigenvalue, &kSparseAttention,
+    &kElasticity, &kGraphHarvesting, &kCurriculum, &kPld, &kMicsShard, &kMicsGather, &kLoco};
+
+const std::vector<const RemovedKey*>& removed_keys(DeepSpeedVersion version) {
+  return version == DeepSpeedVersion::k0_19_8 ? kRemoved0198 : kRemoved0197;
+}
+
+/// The first removed key present is DeepSpeed's error; any later one would be its next error once
+/// the first is gone, so it is reported too, saying so.
+void check_removed_keys(ValidationContext& context) {
+  const char* first = nullptr;
+  for (const RemovedKey* removed : removed_keys(context.options().deepspeed_version)) {
+    if (!context.written(removed->path)) continue;
+    std::string message = removed->message;
+    if (removed->see_issue) message += std::string(" See ") + kRemovedIssue + ".";
+    std::string hint = removed->hint;
+    if (first) hint += " (DeepSpeed stops at the first removed key, \"" + std::string(first) + "\"; this one is next)";
+    context.error("removed-feature", removed->path, "DeepSpeedConfigError: " + message, hint);
+    if (!first) first = removed->path;
+  }
+}
 
 std::string lowered(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
@@ -179,14 +248,9 @@ void migrate_deprecated_keys(ValidationContext& context) {
 }
 
 void check_removed_features(ValidationContext& context) {
-  for (const auto& removed : kRemovedBlocks) {
-    if (!context.written(removed.path)) continue;
-    context.error("removed-feature", removed.path,
-                  std::string(removed.feature) + " was removed in DeepSpeed 0.19.7; a config "
-                  "that still has \"" + removed.path + "\" fails to load (DeepSpeedConfigError)",
-                  removed.replacement);
-  }
+  check_removed_keys(context);
   check_removed_optimizer(context);
+  if (context.options().deepspeed_version != DeepSpeedVersion::k0_19_7) return;  // 0.19.8 removed them all
   for (const auto& deprecated : kDeprecated)
     if (context.written(deprecated.path))
       context.warning("deprecated-key", deprecated.path, deprecated.message, deprecated.hint);

@@ -42,7 +42,7 @@ void resolve_field(ValidationContext& context, const BlockSpec& block, const Fie
   nlohmann::json value = nlohmann::json::parse(field.default_json);
   if (member) {
     entry.location = member->key_location;
-    if (member->value.is_auto()) {
+    if (member->value.is_auto() && field.default_json != "\"auto\"") {
       if (block.strict) {
         entry.source = ValueSource::kAutoDropped;
         entry.note = "DeepSpeed drops \"auto\" in this block";
@@ -105,7 +105,7 @@ void derive_values(ValidationContext& context) {
 }  // namespace
 
 void resolve_config(ValidationContext& context) {
-  for (const auto& block : config_blocks()) {
+  for (const auto& block : config_blocks(context.options().deepspeed_version)) {
     const ConfigNode* node = context.node_at(block.path);
     if (!node && !block.listed_when_absent) continue;
     for (const auto& field : block.fields) {

@@ -5,6 +5,8 @@
 // train_batch_size and gradient_accumulation_steps have no default.
 #include "configs/config_schema.hpp"
 
+#include <algorithm>
+
 #include "configs/did_you_mean.hpp"
 
 namespace shardscope::configs {
@@ -30,6 +32,11 @@ FieldSpec list(const std::string& name, const std::string& value) {
 FieldSpec obj(const std::string& name) {
   return {name, FieldType::kObject, "null", "", {}, {}, {}, true};
 }
+/// pydantic's gt=: the bound itself is refused.
+FieldSpec above(FieldSpec field) {
+  field.min_exclusive = true;
+  return field;
+}
 FieldSpec alias(FieldSpec field, const std::string& other) {
   field.alias = other;
   return field;
@@ -37,7 +44,19 @@ FieldSpec alias(FieldSpec field, const std::string& other) {
 
 const std::vector<std::string> kPrecisionNames = {"fp16", "bf16", "fp32"};
 
-BlockSpec top_level() {
+// 0.19.8 (runtime/config.py): sparse_gradients and graph_harvesting became removed keys (rejected
+// before this schema is consulted), disable_python_gc is new (get_disable_python_gc, default False).
+void drop_0198_top_level(BlockSpec& block) {
+  auto& fields = block.fields;
+  fields.erase(std::remove_if(fields.begin(), fields.end(), [](const FieldSpec& f) {
+                 return f.name == "sparse_gradients" || f.name == "graph_harvesting";
+               }), fields.end());
+  fields.push_back(b("disable_python_gc", false));
+  block.other_keys.push_back("sparse_gradients");
+  block.other_keys.push_back("graph_harvesting");
+}
+
+BlockSpec top_level(DeepSpeedVersion version) {
   BlockSpec block{"", false, true, {}, {}};
   block.fields = {
       // Batch keys: positivity is checked by the batch rules with DeepSpeed's own messages.
@@ -62,6 +81,7 @@ BlockSpec top_level() {
                       "data_efficiency", "eigenvalue", "sequence_parallel_size", "tensor_parallel",
                       "weight_quantization", "monitor_config", "nebula", "compression_training",
                       "quantize_training", "sparse_attention"};
+  if (version == DeepSpeedVersion::k0_19_8) drop_0198_top_level(block);
   return block;
 }
 
@@ -69,7 +89,7 @@ BlockSpec zero_block() {
   BlockSpec block{"zero_optimization", true, true, {}, {}};
   block.fields = {
       i("stage", "0", 0, 3), b("contiguous_gradients", true), b("reduce_scatter", true),
-      i("reduce_bucket_size", "500000000", 0), b("use_multi_rank_bucket_allreduce", true),
+      above(i("reduce_bucket_size", "500000000", 0)), b("use_multi_rank_bucket_allreduce", true),
       b("allgather_partitions", true), i("allgather_bucket_size", "500000000", 0),
       {"overlap_comm", FieldType::kBool, "null", "", {}, {}, {}, true},
       b("load_from_fp32_weights", true), b("elastic_checkpoint", false),
@@ -82,11 +102,11 @@ BlockSpec zero_block() {
       i("stage3_max_reuse_distance", "1000000000", 0, {}, "max_reuse_distance"),
       alias(b("stage3_gather_16bit_weights_on_model_save", false),
             "gather_16bit_weights_on_model_save"),
-      i("stage3_module_granularity_threshold", "0", 0, {}, "module_granularity_threshold"),
+      i("stage3_module_granularity_threshold", "0", {}, {}, "module_granularity_threshold"),
       alias(b("stage3_use_all_reduce_for_fetch_params", false), "use_all_reduce_for_fetch_params"),
       alias(b("stage3_allgather_sequential", false), "allgather_sequential"),
       b("ignore_unused_parameters", true), b("legacy_stage1", false),
-      b("round_robin_gradients", false), i("zero_hpz_partition_size", "1", 1),
+      b("round_robin_gradients", false), i("zero_hpz_partition_size", "1", 0),
       b("zero_quantized_weights", false), b("zero_quantized_nontrainable_weights", false),
       b("zero_quantized_gradients", false), b("memory_efficient_linear", true),
       b("pipeline_loading_checkpoint", false), b("override_module_apply", true),
@@ -144,9 +164,9 @@ BlockSpec compile_block() {
   return block;
 }
 
-std::vector<BlockSpec> build_blocks() {
+std::vector<BlockSpec> build_blocks(DeepSpeedVersion version) {
   std::vector<BlockSpec> blocks;
-  blocks.push_back(top_level());
+  blocks.push_back(top_level(version));
   blocks.push_back({"optimizer", false, false, {s("type", "null"), obj("params"),
                                                 b("legacy_fusion", false)}, {}});
   blocks.push_back({"scheduler", false, false, {s("type", "null"), obj("params")}, {}});
@@ -203,6 +223,10 @@ std::vector<BlockSpec> build_blocks() {
   blocks.push_back({"data_types", false, true, {s("grad_accum_dtype", "null", kPrecisionNames),
                     s("param_dtype", "null", kPrecisionNames),
                     s("buffer_dtype", "null", kPrecisionNames)}, {}});
+  // 0.19.8: "auto" (the model's _keep_in_fp32_modules) or a list of name patterns; its type is
+  // checked by the runtime rules with DeepSpeed's message.
+  if (version == DeepSpeedVersion::k0_19_8)
+    blocks.back().fields.push_back({"keep_in_fp32_modules", FieldType::kAny, "\"auto\"", "", {}, {}, {}, false});
   blocks.push_back(compile_block());
   blocks.push_back({"timers", false, false, {}, {"throughput"}});
   blocks.push_back({"timers.throughput", true, false, {b("enabled", true), b("synchronized", true)}, {}});
@@ -211,9 +235,10 @@ std::vector<BlockSpec> build_blocks() {
 
 }  // namespace
 
-const std::vector<BlockSpec>& config_blocks() {
-  static const std::vector<BlockSpec> blocks = build_blocks();
-  return blocks;
+const std::vector<BlockSpec>& config_blocks(DeepSpeedVersion version) {
+  static const std::vector<BlockSpec> blocks_0197 = build_blocks(DeepSpeedVersion::k0_19_7);
+  static const std::vector<BlockSpec> blocks_0198 = build_blocks(DeepSpeedVersion::k0_19_8);
+  return version == DeepSpeedVersion::k0_19_8 ? blocks_0198 : blocks_0197;
 }
 
 const BlockSpec* find_block(const std::string& path) {

@@ -1,5 +1,5 @@
 #pragma once
-// Internal: DeepSpeed 0.19.7's config schema as data: every block, whether DeepSpeed validates it
+// Internal: DeepSpeed's config schema (0.19.7's, and 0.19.8's differences) as data: every block, whether DeepSpeed validates it
 // strictly (pydantic, extra="forbid") or reads it leniently (get_scalar_param, unknown keys
 // ignored), and every key with its type, code default, alias and allowed range. The key checks,
 // the resolver and the resolved view all walk these tables, so a key is described once.
@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "configs/deepspeed_version.hpp"
 
 namespace shardscope::configs {
 
@@ -29,6 +31,7 @@ struct FieldSpec {
   std::optional<double> max;     ///< inclusive
   std::vector<std::string> choices;  ///< allowed strings (compared case-insensitively)
   bool nullable = false;         ///< null is a valid value
+  bool min_exclusive = false;    ///< pydantic gt= rather than ge= (reduce_bucket_size: gt=0)
 };
 
 struct BlockSpec {
@@ -39,8 +42,8 @@ struct BlockSpec {
   std::vector<std::string> other_keys;  ///< known keys handled elsewhere (sub-blocks, removed, ...)
 };
 
-/// Every block of the schema, parents before children.
-const std::vector<BlockSpec>& config_blocks();
+/// Every block of the schema of that DeepSpeed release, parents before children.
+const std::vector<BlockSpec>& config_blocks(DeepSpeedVersion version = DeepSpeedVersion::k0_19_7);
 
 /// The block with this dotted path, or nullptr.
 const BlockSpec* find_block(const std::string& path);

@@ -1,7 +1,8 @@
 #pragma once
 // validate(): the whole pipeline a front end calls. It applies `--set` overrides, checks every key
-// against DeepSpeed 0.19.7's schema, resolves defaults, "auto" and the batch keys, runs the rules
-// (DeepSpeed's own errors with its numbers, plus warnings for what DeepSpeed silently accepts),
+// against the schema of the chosen DeepSpeed release (0.19.7 or 0.19.8), resolves defaults, "auto"
+// and the batch keys, runs the rules (DeepSpeed's own errors with its numbers, plus warnings for
+// what DeepSpeed silently accepts),
 // and returns the diagnostics with the typed ResolvedConfig and the resolved view.
 
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "configs/config_document.hpp"
 #include "configs/config_model.hpp"
+#include "configs/deepspeed_version.hpp"
 #include "configs/diagnostic.hpp"
 #include "configs/hf_trainer_fill.hpp"
 
@@ -35,6 +37,13 @@ struct ValidateOptions {
   /// Fill "auto" as the Hugging Face Trainer does from these TrainingArguments (world size:
   /// `world_size`, else 1) and report its mismatches, before DeepSpeed's checks.
   std::optional<HfTrainerArguments> hf_trainer;
+  /// Whose rules: the keys each release removed, its schema (fields added and dropped) and its
+  /// engine-init verdicts (docs/configs.md lists the differences).
+  DeepSpeedVersion deepspeed_version = DeepSpeedVersion::k0_19_7;
+  /// The program brings its own optimizer when the config has none (ShardScope's engine builds one
+  /// from the defaults; a DeepSpeed run that was imported had one): DeepSpeed's no-optimizer
+  /// assertions (bf16 at stage 0, ZeRO 1/2) do not apply. `validate` leaves it off.
+  bool own_optimizer = false;
 };
 
 /// Where an effective value came from.

@@ -111,23 +111,39 @@ std::string invalid_choice_message(const std::string& path, const FieldSpec& fie
   return path + " is \"" + value + "\"; expected one of " + choices_text(field.choices);
 }
 
+/// pydantic's words for a bound ("Input should be greater than 0"), as DeepSpeed's ValidationError
+/// prints them for the pydantic blocks.
+std::string pydantic_bound_message(const FieldSpec& field, bool low) {
+  const double limit = low ? *field.min : *field.max;
+  // pydantic prints the bound as the field's type does: "0" for an int, "0.0" for a float.
+  const std::string bound = field.type == FieldType::kInt ? std::to_string(static_cast<long long>(limit))
+                                                          : nlohmann::json(limit).dump();
+  if (!low) return "Input should be less than or equal to " + bound;
+  return std::string("Input should be greater than ") + (field.min_exclusive ? "" : "or equal to ") + bound;
+}
+
 void check_range(ValidationContext& context, const FieldSpec& field, const std::string& path,
-                 const nlohmann::json& value) {
+                 const nlohmann::json& value, bool strict_block) {
   if (!value.is_number()) return;
   const double number = value.get<double>();
-  const bool low = field.min && number < *field.min;
+  const bool low = field.min && (field.min_exclusive ? number <= *field.min : number < *field.min);
   const bool high = field.max && number > *field.max;
   if (!low && !high) return;
-  std::string range;
-  if (field.min && field.max) range = "between " + nlohmann::json(*field.min).dump() + " and " +
-                                      nlohmann::json(*field.max).dump();
-  else if (field.min) range = ">= " + nlohmann::json(*field.min).dump();
-  else range = "<= " + nlohmann::json(*field.max).dump();
   if (path == "zero_optimization.stage" && high) {
     context.error("out-of-range", path, "DeepSpeedConfig: Maximum supported ZeRO stage is 3 (got " +
                   value.dump() + ")", "use 0, 1, 2 or 3");
     return;
   }
+  if (strict_block) {
+    context.error("out-of-range", path, path + " is " + value.dump() + ": " + pydantic_bound_message(field, low) +
+                  " (DeepSpeed's pydantic model refuses it)", "the default is " + field.default_json);
+    return;
+  }
+  std::string range;
+  if (field.min && field.max) range = "between " + nlohmann::json(*field.min).dump() + " and " +
+                                      nlohmann::json(*field.max).dump();
+  else if (field.min) range = (field.min_exclusive ? "> " : ">= ") + nlohmann::json(*field.min).dump();
+  else range = "<= " + nlohmann::json(*field.max).dump();
   context.error("out-of-range", path, path + " is " + value.dump() + "; it must be " + range,
                 "the default is " + field.default_json);
 }
@@ -158,7 +174,7 @@ void check_field(ValidationContext& context, const FieldSpec& field, const Confi
         context.error("invalid-value", path, invalid_choice_message(path, field, item.get<std::string>()),
                       guess ? "did you mean \"" + *guess + "\"?" : "use one of " + choices_text(field.choices));
       }
-  check_range(context, field, path, *value);
+  check_range(context, field, path, *value, strict_block);
 }
 
 void report_unknown(ValidationContext& context, const BlockSpec& block, const ConfigMember& member) {
@@ -240,7 +256,7 @@ std::optional<nlohmann::json> coerce_value(const FieldSpec& field, const ConfigN
 }
 
 void check_keys_and_types(ValidationContext& context) {
-  for (const auto& block : config_blocks()) {
+  for (const auto& block : config_blocks(context.options().deepspeed_version)) {
     const ConfigNode* node = context.node_at(block.path);
     if (node) check_block(context, block, *node);
   }

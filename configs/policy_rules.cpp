@@ -1,10 +1,17 @@
-// Field lessons rather than DeepSpeed errors: unfilled "auto", default flips that change a run
+// Field lessons rather than DeepSpeed errors (but for an unfilled "auto" outside a pydantic block,
+// which DeepSpeed fails on when it uses it): the "auto" pydantic drops, default flips that change a run
 // without a word (0.19.3 clipping and bf16 overflow check, 0.19.5 pinned offload memory), and
 // under --strict the house policies (explicit clipping, one precision mode).
 #include "configs/validation_context.hpp"
 
 namespace shardscope::configs {
 namespace {
+
+/// The batch keys' "auto" is the batch rules' error (DeepSpeed's exact TypeError).
+bool is_batch_key(const std::string& path) {
+  return path == "train_batch_size" || path == "train_micro_batch_size_per_gpu" ||
+         path == "gradient_accumulation_steps";
+}
 
 void check_unfilled_auto(ValidationContext& context) {
   for (const auto& entry : context.resolved) {
@@ -14,12 +21,15 @@ void check_unfilled_auto(ValidationContext& context) {
                       "this block and uses the default " + entry.value_json +
                       " (the Hugging Face Trainer fills it from its TrainingArguments)",
                       "pass --set " + entry.path + "=VALUE to check the value your run will use");
-    } else if (entry.source == ValueSource::kAutoUnfilled) {
-      context.warning("unfilled-auto", entry.path,
-                      entry.path + " is \"auto\" and nothing fills it: DeepSpeed alone keeps the "
-                      "string \"auto\" here and fails when it uses it (the Hugging Face Trainer "
-                      "fills it from its TrainingArguments)",
-                      "pass --set " + entry.path + "=VALUE to check the value your run will use");
+    } else if (entry.source == ValueSource::kAutoUnfilled && !is_batch_key(entry.path)) {
+      // DeepSpeed keeps the string and its first use of it raises (gradient_clipping: TypeError
+      // "'>' not supported between instances of 'str' and 'float'" in deepspeed.initialize).
+      context.error("unfilled-auto", entry.path,
+                    entry.path + " is \"auto\" and nothing fills it: DeepSpeed given this config directly "
+                    "keeps the string \"auto\" and fails when it uses it (a TypeError or ValueError in "
+                    "deepspeed.initialize or the first step); only the Hugging Face Trainer fills it",
+                    "check it as the Trainer runs it: --hf-trainer [K=V,...] (its TrainingArguments), or "
+                    "pass --set " + entry.path + "=VALUE");
     }
   }
 }

@@ -39,6 +39,46 @@ void check_master_weights(ValidationContext& context, const ResolvedConfig& c) {
                   "add \"bf16_master_weights_and_grads\": true to the bf16 block");
 }
 
+/// bf16 without ZeRO and with no optimizer block: the engine wraps DeepSpeed's DummyOptim in
+/// BF16_Optimizer (engine.py's `elif self.bfloat16_enabled()` branch), which builds no bf16 group
+/// for it, so the first optimizer step fails the bare assert in get_grads_for_norm. A script that
+/// passes its own optimizer to deepspeed.initialize never takes that branch, hence the hint.
+void check_bf16_without_optimizer(ValidationContext& context) {
+  const ResolvedConfig& c = context.config;
+  if (!c.bf16.enabled || c.fp16.enabled || c.zero.stage > 0 || c.optimizer.present) return;
+  const char* line = context.options().deepspeed_version == DeepSpeedVersion::k0_19_8 ? "562" : "423";
+  context.error("bf16-without-optimizer", "bf16.enabled",
+                std::string("AssertionError at the first optimizer step (engine init left BF16_Optimizer "
+                            "over a DummyOptim): assert len(self.bf16_groups) == "
+                            "len(self.optimizer.param_groups) (runtime/bf16_optimizer.py:") +
+                    line + ", get_grads_for_norm): bf16 without ZeRO and with no \"optimizer\" block",
+                "add an \"optimizer\" block, pass optimizer= to deepspeed.initialize, or set "
+                "zero_optimization.stage to 1, 2 or 3");
+}
+
+/// ZeRO 1 and 2 with no optimizer block: _configure_zero_optimizer puts a DummyOptim in its place
+/// and asserts it is not one (engine.py:2664 in 0.19.7, :2659 in 0.19.8). Stage 3 takes the
+/// DummyOptim (ZeRO-3 inference).
+void check_zero_without_optimizer(ValidationContext& context) {
+  const int stage = context.config.zero.stage;
+  if (stage < 1 || stage > 2 || context.config.optimizer.present) return;
+  const char* line = context.options().deepspeed_version == DeepSpeedVersion::k0_19_8 ? "2659" : "2664";
+  context.error("zero-requires-optimizer", "zero_optimization.stage",
+                "AssertionError at engine init: zero stage " + std::to_string(stage) +
+                    " requires an optimizer (runtime/engine.py:" + line + ", _configure_zero_optimizer)",
+                "add an \"optimizer\" block, pass optimizer= to deepspeed.initialize, or use stage 3 "
+                "(which runs without one)");
+}
+
+/// What follows from there being no optimizer, unless the script passes its own to
+/// deepspeed.initialize: the Hugging Face Trainer does, so --hf-trainer skips these, as do callers
+/// that bring their own (ValidateOptions::own_optimizer).
+void check_missing_optimizer(ValidationContext& context) {
+  if (context.options().hf_trainer || context.options().own_optimizer) return;
+  check_bf16_without_optimizer(context);
+  check_zero_without_optimizer(context);
+}
+
 }  // namespace
 
 void check_precision_rules(ValidationContext& context) {
@@ -49,7 +89,9 @@ void check_precision_rules(ValidationContext& context) {
                   "keep one: bf16 on Ampere or newer GPUs, fp16 with loss scaling otherwise");
   check_fp16_scaler(context, c.fp16);
   check_master_weights(context, c);
-  if (c.amp.enabled && c.zero.stage > 0)
+  check_missing_optimizer(context);
+  // 0.19.8 removed "amp" altogether (a removed-key error); 0.19.7's engine asserts this.
+  if (c.amp.enabled && c.zero.stage > 0 && context.options().deepspeed_version == DeepSpeedVersion::k0_19_7)
     context.error("amp-with-zero", "amp.enabled",
                   "Amp and ZeRO are not currently compatible, please use (legacy) fp16 mode which "
                   "performs similar to amp opt_mode=O2",

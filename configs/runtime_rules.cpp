@@ -1,8 +1,28 @@
 // Checks of the top-level runtime keys and the tool blocks: what DeepSpeed warns about at start-up
 // and what it silently gets wrong (the comms_logger block that logs even when "enabled": false).
+#include "configs/python_repr.hpp"
 #include "configs/validation_context.hpp"
 
 namespace shardscope::configs {
+namespace {
+
+/// 0.19.8's data_types.keep_in_fp32_modules: "auto" or a list of name patterns, else its
+/// DeepSpeedConfigError (runtime/config.py:563-567).
+void check_keep_in_fp32_modules(ValidationContext& context) {
+  if (context.options().deepspeed_version != DeepSpeedVersion::k0_19_8) return;
+  const ConfigNode* node = context.node_at("data_types.keep_in_fp32_modules");
+  if (!node || (node->is_string() && node->string_value == "auto")) return;
+  bool ok = node->kind == ConfigNode::Kind::kArray;
+  for (const auto& item : node->items) ok = ok && item.is_string();
+  if (ok) return;
+  const std::string repr = node->is_string() ? "'" + node->string_value + "'" : python_str(*node);
+  context.error("wrong-type", "data_types.keep_in_fp32_modules",
+                "DeepSpeedConfigError: data_types.keep_in_fp32_modules must be \"auto\" or a list of name "
+                "patterns, got " + repr,
+                "write \"auto\" (the model's _keep_in_fp32_modules), [] (keep nothing) or [\"norm\", ...]");
+}
+
+}  // namespace
 
 void check_runtime_rules(ValidationContext& context) {
   const ResolvedConfig& c = context.config;
@@ -25,6 +45,7 @@ void check_runtime_rules(ValidationContext& context) {
     context.warning("ignored-setting", "gradient_predivide_factor",
                     "gradient_predivide_factor is ignored when prescale_gradients is true",
                     "remove one of the two");
+  check_keep_in_fp32_modules(context);
 }
 
 }  // namespace shardscope::configs

@@ -88,6 +88,8 @@ void check_removed_features(ValidationContext& context);     // config_migration
 void check_keys_and_types(ValidationContext& context);       // key_rules.cpp
 void resolve_config(ValidationContext& context);             // config_resolver.cpp
 void solve_batch(ValidationContext& context);                // batch_rules.cpp
+/// DeepSpeed's TypeError when a batch key is still "auto"; true when one is (batch_auto.cpp).
+bool check_batch_auto(ValidationContext& context, int world);
 void resolve_optimizer(ValidationContext& context);         // optimizer_rules.cpp
 void resolve_scheduler(ValidationContext& context);         // scheduler_rules.cpp
 void fill_typed_config(ValidationContext& context);         // typed_config_fill.cpp

@@ -38,6 +38,7 @@ struct LoadedConfig {
 LoadedConfig load_config(const TrainRunOptions& o, int world_size, std::ostream& err) {
   const auto document = configs::parse_config_file(o.config_path);
   configs::ValidateOptions validate;
+  validate.own_optimizer = true;  // ShardScope builds the default optimizer when the config has none
   validate.world_size = world_size;
   validate.overrides = o.overrides;
   const auto result = configs::validate(document, validate);

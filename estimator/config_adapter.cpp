@@ -114,6 +114,7 @@ std::vector<std::string> apply_config_file(const std::string& path, EstimateOpti
     throw EstimatorError(e.what());
   }
   configs::ValidateOptions validate_options;
+  validate_options.own_optimizer = true;  // a plan to estimate: the script may pass its own optimizer
   validate_options.world_size = options.cluster.total_gpus();
   const configs::ValidationResult result = configs::validate(document, validate_options);
   if (result.has_errors() || !result.config) {

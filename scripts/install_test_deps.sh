@@ -37,3 +37,21 @@ if ! have_python_package accelerate "$ACCELERATE_VERSION" || ! have_python_packa
   pip_install "accelerate==$ACCELERATE_VERSION tensorboard==$TENSORBOARD_VERSION" -- \
     "accelerate==$ACCELERATE_VERSION" "tensorboard==$TENSORBOARD_VERSION"
 fi
+
+# ---- The tests' second DeepSpeed: 0.19.8 beside 0.19.7, in its own venv over the one torch (a
+# .pth file puts the main venv's site-packages after its own, so its deepspeed shadows 0.19.7's and
+# everything else, torch included, is shared). tests/configs/deepspeed_agreement.py runs both.
+DS_NEXT_VERSION="0.19.8"
+DS_NEXT_VENV="${SHARDSCOPE_VENV_DS0198:-$VENV-ds0198}"
+if ! compgen -G "$DS_NEXT_VENV/lib/python3*/site-packages/deepspeed-$DS_NEXT_VERSION.dist-info" >/dev/null; then
+  say "installing deepspeed==$DS_NEXT_VERSION into $DS_NEXT_VENV (over the torch of $VENV)"
+  [[ -x "$DS_NEXT_VENV/bin/python" ]] || "$VENV/bin/python" -m venv --without-pip "$DS_NEXT_VENV" 2>/dev/null ||
+    python3 -m venv "$DS_NEXT_VENV" || fail "could not create the venv $DS_NEXT_VENV"
+  main_site=$("$VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  next_site=$("$DS_NEXT_VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  mkdir -p "$next_site" && echo "$main_site" >"$next_site/shardscope-main-venv.pth"
+  # The main venv's pip (reached through the .pth) installs into this venv's own site-packages.
+  DS_BUILD_OPS=0 "$DS_NEXT_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+    --no-deps "deepspeed==$DS_NEXT_VERSION" ||
+    fail "pip install deepspeed==$DS_NEXT_VERSION into $DS_NEXT_VENV failed; check access to PyPI"
+fi

@@ -116,6 +116,7 @@ CandidateCheck check_candidate(const json& config, int world_size) {
   const auto document = configs::parse_config_text(config.dump(2), "candidate");
   configs::ValidateOptions options;
   options.world_size = world_size;
+  options.own_optimizer = true;  // trials run ShardScope's engine, which builds the default optimizer
   auto result = configs::validate(document, options);
   for (const auto& d : result.diagnostics)
     if (d.severity == configs::Severity::kError) {

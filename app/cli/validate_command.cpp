@@ -1,10 +1,11 @@
-// shardscope validate: checks DeepSpeed configs as DeepSpeed 0.19.7 would read them.
+// shardscope validate: checks DeepSpeed configs as the chosen DeepSpeed release would read them.
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/deepspeed_version_flag.hpp"
 #include "configs/config_validator.hpp"
 #include "configs/display_text.hpp"
 #include "configs/hf_trainer_fill.hpp"
@@ -13,8 +14,9 @@
 namespace shardscope::app {
 namespace {
 
-configs::ValidateOptions read_options(const ParsedArgs& parsed) {
+configs::ValidateOptions read_options(const ParsedArgs& parsed, const configs::DeepSpeedRules& rules) {
   configs::ValidateOptions options;
+  options.deepspeed_version = rules.version;
   if (const auto world = parsed.integer("world-size")) {
     if (*world < 1 || *world > 1000000)
       throw UsageError("--world-size " + std::to_string(*world) +
@@ -59,8 +61,9 @@ CommandArgs with_hf_trainer_value(const CommandArgs& args) {
 
 int run_validate_command(const CommandArgs& args) {
   ArgParser parser("validate",
-                   "Checks DeepSpeed JSON configs as DeepSpeed 0.19.7 reads them (hjson: comments and\n"
-                   "trailing commas allowed) and prints compiler-style diagnostics with a hint each.\n"
+                   "Checks DeepSpeed JSON configs as DeepSpeed (0.19.7 or 0.19.8) reads them (hjson:\n"
+                   "comments and trailing commas allowed) and prints compiler-style diagnostics with a\n"
+                   "hint each; the first line says whose rules applied.\n"
                    "Exit code 0 when no file has errors (warnings allowed), 1 when any has errors,\n"
                    "2 for bad flags or unreadable files.");
   parser.positional("FILE", "DeepSpeed config file(s) (ds_config.json)", 1, -1);
@@ -71,6 +74,7 @@ int run_validate_command(const CommandArgs& args) {
                 "TrainingArguments (per_device_train_batch_size, gradient_accumulation_steps, learning_rate, "
                 "weight_decay, adam_beta1, adam_beta2, adam_epsilon, max_grad_norm, fp16, bf16, warmup_steps, "
                 "max_steps, hidden_size; the rest at transformers' defaults) and report its mismatches");
+  add_deepspeed_version_option(parser);
   parser.flag("json", "print one JSON document (schema shardscope.validate/1)");
   parser.flag("resolved", "also print every effective value with its source");
   parser.flag("strict", "policy lints (explicit gradient_clipping, one precision mode) and notes "
@@ -80,12 +84,14 @@ int run_validate_command(const CommandArgs& args) {
     std::cout << parser.help_text();
     return kExitOk;
   }
-  const configs::ValidateOptions options = read_options(parsed);
+  const configs::DeepSpeedRules rules = deepspeed_rules_from(parsed);
+  const configs::ValidateOptions options = read_options(parsed, rules);
   const bool json = parsed.has("json");
   const bool resolved = parsed.has("resolved");
   bool unreadable = false;
   bool errors = false;
   nlohmann::json files = nlohmann::json::array();
+  if (!json) std::cout << "rules: " << rules.describe() << "\n";
   for (const auto& path : parsed.positionals) {
     configs::ConfigDocument document;
     try {
@@ -105,7 +111,11 @@ int run_validate_command(const CommandArgs& args) {
     if (resolved) std::cout << "\nresolved config of " << path << ":\n" << configs::format_resolved_text(result) << "\n";
     std::cout << configs::format_summary_line(path, result);
   }
-  if (json) std::cout << nlohmann::json{{"schema", "shardscope.validate/1"}, {"files", files}}.dump(2) << "\n";
+  if (json)
+    std::cout << nlohmann::json{{"schema", "shardscope.validate/1"},
+                                {"deepspeed_version", configs::to_string(rules.version)},
+                                {"deepspeed_rules", rules.describe()},
+                                {"files", files}}.dump(2) << "\n";
   if (unreadable) return kExitUsage;
   return errors ? kExitFindings : kExitOk;
 }

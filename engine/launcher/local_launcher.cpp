@@ -148,6 +148,7 @@ std::string resolve_launch_config(const TrainArgsView& train, int world_size) {
     throw LaunchError(LaunchError::Kind::kUsage, std::string("--config (in the train arguments): ") + e.what());
   }
   configs::ValidateOptions options;
+  options.own_optimizer = true;  // ShardScope builds the default optimizer when the config has none
   options.world_size = world_size;
   for (const auto& text : train.overrides) {
     try {

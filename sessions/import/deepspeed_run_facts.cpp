@@ -20,6 +20,7 @@ RecordedConfig record_deepspeed_config(const std::string& text, const std::strin
                       "ds_config.json");
   configs::ValidateOptions options;
   options.world_size = world_size;
+  options.own_optimizer = true;  // a run that ran had an optimizer, from the config or the script
   const configs::ValidationResult result = configs::validate(document, options);
   RecordedConfig out;
   const auto raw = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

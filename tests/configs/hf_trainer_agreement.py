@@ -23,7 +23,7 @@ try:
     from transformers import TrainingArguments
     from transformers.integrations.deepspeed import HfTrainerDeepSpeedConfig
 except ImportError as e:
-    print(f"SKIP: transformers/deepspeed/accelerate are not importable here ({e}); scripts/install_deps.sh installs them")
+    print(f"SKIP: transformers/deepspeed/accelerate are not importable here ({e}); scripts/install_test_deps.sh installs them")
     sys.exit(77)
 
 CHECKS = {"passed": 0, "failed": 0}

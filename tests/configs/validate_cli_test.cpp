@@ -44,10 +44,22 @@ TEST_F(ValidateCli, CleanConfigExitsZeroAndSaysOk) {
 }
 
 TEST_F(ValidateCli, WarningsAloneStillExitZero) {
-  const CliRun run = run_cli(data("hf_zero3_auto.json"));
+  const CliRun run = run_cli(data("versions/offload_param_stage0.json") + " --world-size 1");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find(": warning: "), std::string::npos);
-  EXPECT_NE(run.output.find("hf_zero3_auto.json: 15 warnings"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("offload_param_stage0.json: 2 warnings"), std::string::npos) << run.output;
+}
+
+TEST_F(ValidateCli, AnAutoConfigReadDirectlyGetsDeepSpeedsVerdictAndTheHfTrainerHint) {
+  const CliRun run = run_cli(data("hf_zero3_auto.json") + " --deepspeed-version 0.19.8");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_EQ(run.output.rfind("rules: DeepSpeed 0.19.8 rules (--deepspeed-version)\n", 0), 0u) << run.output;
+  EXPECT_NE(run.output.find("TypeError: '>' not supported between instances of 'str' and 'int'"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("--hf-trainer"), std::string::npos) << run.output;
+  const CliRun unsupported = run_cli(data("clean_stage2.json") + " --deepspeed-version 0.18.0");
+  EXPECT_EQ(unsupported.exit_code, 2) << unsupported.output;
+  EXPECT_NE(unsupported.output.find("0.19.7, 0.19.8"), std::string::npos) << unsupported.output;
 }
 
 TEST_F(ValidateCli, ErrorsExitOneWithFileLineColumnAndHint) {
@@ -87,7 +99,7 @@ TEST_F(ValidateCli, UsageErrorsAndUnreadableFilesExitTwo) {
 TEST_F(ValidateCli, SetFillsAutoAndResolvedShowsSources) {
   const CliRun run = run_cli(data("hf_zero2_auto.json") +
                           " --set train_micro_batch_size_per_gpu=4 --set train_batch_size=auto --resolved");
-  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.exit_code, 1) << "the optimizer's and scheduler's \"auto\" are DeepSpeed errors still\n" << run.output;
   EXPECT_NE(run.output.find("train_micro_batch_size_per_gpu = 4"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("(auto-filled, line"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("zero_optimization.overlap_comm = true"), std::string::npos);
