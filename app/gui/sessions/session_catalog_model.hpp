@@ -46,7 +46,7 @@ class SessionFilterProxy : public QSortFilterProxyModel {
 
   /// Words that must all appear (case-insensitively) in the row's text fields.
   void setText(const QString& text);
-  /// "" for every status, else "running", "completed", "failed", "interrupted".
+  /// "" for every status, else "running", "completed", "failed", "interrupted", "hung" (stopped by launch --on-hang stop).
   void setStatus(const QString& status);
 
  protected:

@@ -153,7 +153,7 @@ QWidget* SessionsPage::buildToolbar() {
   connect(filter_, &QLineEdit::textChanged, proxy_, &SessionFilterProxy::setText);
   status_filter_ = new QComboBox;
   status_filter_->addItem(tr("any status"), QString());
-  for (const char* s : {"running", "completed", "failed", "interrupted"}) status_filter_->addItem(tr(s), QString(s));
+  for (const char* s : {"running", "completed", "failed", "interrupted", "hung"}) status_filter_->addItem(tr(s), QString(s));
   connect(status_filter_, &QComboBox::currentIndexChanged, this,
           [this] { proxy_->setStatus(status_filter_->currentData().toString()); });
   auto* compare = new QPushButton(tr("Compare"));
