@@ -35,12 +35,10 @@ void add_reduce_buckets(BufferEstimate& e, const ZeroPlan& plan, const EstimateO
   // Stages 1-2 allocate one contiguous bucket, and a second with overlap_comm so one reduces while
   // the other fills; stage 3 fills one flat bucket and reduces on a side stream.
   const double count = (plan.stage < 3 && overlap) ? 2 : 1;
-  // The engine cuts its buckets from the model's gradients (PartitionLayout::buckets), so none is
-  // larger than the model: a small model never holds a 5e8-element bucket.
-  const double elements = std::min(o.buckets.reduce_bucket_size, P);
+  const double elements = o.buckets.reduce_bucket_size;
   add(e, {count == 2 ? "reduce buckets (2, overlap_comm)" : "reduce bucket", "zero_optimization.reduce_bucket_size",
           elements * count, elements * count * grad_bytes, true, true,
-          fmt("%g x min(reduce_bucket_size, P) (%.4g) x %g B (gradient dtype)", count, elements, grad_bytes)});
+          fmt("%g x reduce_bucket_size (%.4g) x %g B (gradient dtype)", count, elements, grad_bytes)});
 }
 
 void add_stage3_items(BufferEstimate& e, const ModelDescription& model, const EstimateOptions& o, double P,

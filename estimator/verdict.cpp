@@ -71,6 +71,10 @@ void advise_nothing_fits(Verdict& v, const std::vector<PlanEstimate>& plans, con
               format_bytes(*o.cluster.gpu_memory_bytes, u) + ": the smallest footprint is " + plan_words(smallest->plan) +
               " at " + format_bytes(smallest->gpu_total_bytes, u) + " per GPU, over the " +
               format_bytes(v.usable_gpu_bytes, u) + " usable.";
+  if (smallest->peak.phase == "initialisation")
+    v.advice.push_back("Its peak is the start of the run: the engine builds the model whole in fp32 on each GPU "
+                       "before it shards or offloads it (" + format_bytes(smallest->peak.init_phase_bytes, u) +
+                       "); ZeRO stage 3 on several GPUs builds it partitioned instead.");
   if (activations.available)
     v.advice.push_back("Activations take " + format_bytes(activations.total_bytes, u) + " per GPU at micro-batch " +
                        std::to_string(activations.micro_batch) + " and sequence length " +

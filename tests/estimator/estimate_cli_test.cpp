@@ -63,12 +63,15 @@ TEST(EstimateCli, NothingFitsExitsOne) {
   EXPECT_NE(r.out.find("needs at least 16 GPUs of this size (2 node(s) of 8)"), std::string::npos) << r.out;
 }
 
-TEST(EstimateCli, SeventyBillionOnOneGpuNeedsNvme) {
-  // ZeRO-Infinity's claim: with parameters and optimizer on NVMe a 70B model trains on one GPU.
+TEST(EstimateCli, SeventyBillionOnOneGpuIsBuiltWholeFirst) {
+  // ZeRO-Infinity's claim is a 70B model on one GPU with parameters and optimizer on NVMe. The
+  // engine at one rank builds the model whole in fp32 on the GPU before it offloads it (measured on
+  // the held sweep, docs/estimator.md), so the estimate says no, and says why.
   const auto r = run_cli({"estimate", "--params", "70B", "--largest-layer", "1B", "--gpu-mem", "24GiB", "--cpu-mem",
                           "64GiB"});
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("Use ZeRO stage 3 with offload_optimizer=nvme and offload_param=nvme"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("Nothing fits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Its peak is the start of the run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("activations are not counted"), std::string::npos) << r.out;
 }
 
@@ -80,7 +83,8 @@ TEST(EstimateCli, ConfigPlanIsJudged) {
                           "40GiB", "--config", path.string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("(requested)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("switch to ZeRO stage 2"), std::string::npos) << r.out;
+  // Stage 2 would fit its step, not its start (the fp32 model built whole, 6 B/param): stage 3.
+  EXPECT_NE(r.out.find("switch to ZeRO stage 3"), std::string::npos) << r.out;
   std::filesystem::remove(path);
 }
 
