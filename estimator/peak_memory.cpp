@@ -64,9 +64,10 @@ Residency resident_without_offload(double P, const ZeroPlan& plan, const Precisi
 
 // Offload keeps master and optimizer states on the host; what stays on the GPU (measured on the
 // held sweep at one rank, docs/estimator.md): stage 1 the 16-bit weights, the flat 16-bit gradients
-// and the reduced 16-bit shard; stage 2 the weights and flat 16-bit gradients; stage 3 the weights
-// and their persistent kernel copy, or, with parameter offload, only the layers gathered live (up
-// to stage3_max_live_parameters).
+// and the reduced 16-bit shard; stage 2 the weights and flat 16-bit gradients; stage 3 the 16-bit
+// shard and the layers still gathered when the backward starts (`kept`, replayed from the
+// runtime's reuse rule when the model's layers are known), or, with parameter offload, only those
+// layers.
 Residency resident_with_offload(double P, const ZeroPlan& plan, double N, const ZeroBuckets& b,
                                 std::optional<double> kept) {
   Residency r;
