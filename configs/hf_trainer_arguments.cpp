@@ -7,6 +7,7 @@
 
 #include "configs/did_you_mean.hpp"
 #include "configs/hf_trainer_fill.hpp"
+#include "configs/number_text.hpp"
 
 namespace shardscope::configs {
 namespace {
@@ -25,16 +26,10 @@ long long parse_count(const std::string& key, const std::string& text) {
 }
 
 double parse_number(const std::string& key, const std::string& text) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || !std::isfinite(value))
+  const LeadingNumber n = leading_number(text);
+  if (!n.whole(text) || !std::isfinite(n.value))
     throw std::invalid_argument("--hf-trainer " + key + "=" + text + ": expected a number, e.g. 3e-5");
-  return value;
+  return n.value;
 }
 
 bool parse_bool(const std::string& key, const std::string& text) {

@@ -10,6 +10,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/train_args.hpp"
 #include "configs/hostfile.hpp"
+#include "configs/number_text.hpp"
 #include "estimator/byte_units.hpp"
 #include "tune/autotuning_block.hpp"
 #include "tune/candidate_config.hpp"
@@ -72,13 +73,7 @@ long long positive_flag(const ParsedArgs& p, const std::string& name, long long 
 }
 
 double parse_duration(const std::string& text) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
+  const auto [value, used] = configs::leading_number(text);
   const std::string unit = text.substr(used);
   const double scale = unit == "" || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
   if (used == 0 || scale < 0 || value <= 0)
@@ -88,13 +83,7 @@ double parse_duration(const std::string& text) {
 
 // A fraction of the best's metric, 0 or more ("0.02", "2%"); above 1 is allowed (a 2x bar).
 double parse_improvement(const std::string& text) {
-  std::size_t used = 0;
-  double value = -1;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
+  const auto [value, used] = configs::leading_number(text);
   const bool percent = used < text.size() && text.substr(used) == "%";
   if (used == 0 || (used != text.size() && !percent) || value < 0)
     throw UsageError("--min-improvement '" + text + "' is not a fraction of 0 or more, e.g. 0.02 or 2%");

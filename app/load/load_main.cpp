@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app/load/load_queries.hpp"
+#include "configs/number_text.hpp"
 #include "sessions/build_info.hpp"
 #include "sessions/collector.hpp"
 #include "sessions/errors.hpp"
@@ -97,16 +98,9 @@ long long integer_flag(const std::string& flag, const std::string& text, long lo
 }
 
 double number_flag(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || value < 0)
-    throw UsageError(flag + " expects a number >= 0, got '" + text + "'");
-  return value;
+  const shardscope::configs::LeadingNumber n = shardscope::configs::leading_number(text);
+  if (!n.whole(text) || n.value < 0) throw UsageError(flag + " expects a number >= 0, got '" + text + "'");
+  return n.value;
 }
 
 // One flag with a value; false when `a` is not one of them.
