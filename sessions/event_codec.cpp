@@ -64,6 +64,7 @@ class Reader {
     return n;
   }
   void bytes(void* out, std::size_t n) { take(out, n); }
+  bool at_end() const { return p_ == end_; }
   void expect_end() {
     if (p_ != end_) fail("unexpected trailing bytes");
   }
@@ -396,6 +397,38 @@ NvtxRange read_nvtx(Reader& r) {
   return n;
 }
 
+// The CPU operator details of an NvtxBatch (NvtxRange::shapes ... forward_op_id) follow its ranges
+// as one block, written only when a range has some: a frame without them is byte for byte what
+// every protocol-3 peer sends, and a reader of this build takes both. Per range, a mask of the
+// details present, then those details.
+void write_nvtx_details(Writer& w, const std::vector<NvtxRange>& ranges) {
+  bool any = false;
+  for (const auto& n : ranges) any = any || n.has_op_details();
+  if (!any) return;
+  for (const auto& n : ranges) {
+    const std::uint8_t mask = (!n.shapes.empty() ? 1 : 0) | (n.external_id ? 2 : 0) | (n.sequence_number ? 4 : 0) |
+                              (n.forward_thread_id ? 8 : 0) | (n.forward_op_id ? 16 : 0);
+    w.u8(mask);
+    if (!n.shapes.empty()) w.str(n.shapes);
+    for (const auto* v : {&n.external_id, &n.sequence_number, &n.forward_thread_id, &n.forward_op_id})
+      if (*v) w.i64(**v);
+  }
+}
+
+void read_nvtx_details(Reader& r, std::vector<NvtxRange>& ranges) {
+  if (r.at_end()) return;
+  for (auto& n : ranges) {
+    const std::uint8_t mask = r.u8();
+    if (mask > 31) r.fail("unknown NVTX range detail bits " + std::to_string(mask));
+    if (mask & 1) n.shapes = r.str();
+    int bit = 2;
+    for (auto* v : {&n.external_id, &n.sequence_number, &n.forward_thread_id, &n.forward_op_id}) {
+      if (mask & bit) *v = r.i64();
+      bit <<= 1;
+    }
+  }
+}
+
 struct PayloadWriter {
   Writer& w;
   void operator()(const RunStart& e) { write_run_start(w, e); }
@@ -428,6 +461,7 @@ struct PayloadWriter {
     w.i32(e.rank);
     w.u32(static_cast<std::uint32_t>(e.ranges.size()));
     for (const auto& n : e.ranges) write_nvtx(w, n);
+    write_nvtx_details(w, e.ranges);
   }
   void operator()(const LogLine& e) {
     w.i32(e.rank);
@@ -514,6 +548,7 @@ Event read_event(FrameType type, Reader& r) {
       e.rank = r.i32();
       e.ranges.resize(r.count(44));
       for (auto& n : e.ranges) n = read_nvtx(r);
+      read_nvtx_details(r, e.ranges);
       return e;
     }
     case FrameType::kLogLine: {

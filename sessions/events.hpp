@@ -127,7 +127,22 @@ struct NvtxRange {
   int device = -1;          ///< -1 for a CPU-side range
   std::int64_t stream = 0;  ///< or the thread id for CPU-side ranges
   std::int64_t step = -1;
+  // A CPU operator of a PyTorch profiler trace (domain kCpuOpDomain; schema 9, NvtxBatch's detail
+  // block): what Kineto recorded of it. Unset (empty) for other ranges.
+  std::string shapes = {};  ///< "Input Dims" as compact JSON, "[[8,16],[32,16],[32]]"; "" = not recorded
+  std::optional<std::int64_t> external_id = std::nullopt;        ///< Kineto's "External id" (unique in a trace)
+  std::optional<std::int64_t> sequence_number = std::nullopt;    ///< autograd's; a backward op carries its forward op's
+  std::optional<std::int64_t> forward_thread_id = std::nullopt;  ///< "Fwd thread id"
+  /// A backward op: the external_id of the forward op it is the gradient of (Kineto's "fwdbwd" flow).
+  std::optional<std::int64_t> forward_op_id = std::nullopt;
+  bool has_op_details() const {
+    return !shapes.empty() || external_id || sequence_number || forward_thread_id || forward_op_id;
+  }
 };
+
+/// The domain of the ranges that are CPU operators (aten::*, autograd's backward functions) of a
+/// PyTorch profiler trace, Kineto's category "cpu_op".
+inline constexpr const char* kCpuOpDomain = "cpu_op";
 
 struct NvtxBatch {
   int rank = 0;

@@ -42,7 +42,9 @@ const TableQuery kTables[] = {
                    "FROM activities a JOIN names n ON n.id = a.name_id WHERE a.session_id IN (%IDS%) "
                    "ORDER BY a.session_id, a.rank, a.start_ns"},
     {"nvtx_ranges", "SELECT r.session_id, r.rank, n.text AS name, r.domain, r.start_ns, r.end_ns, r.device, "
-                    "r.stream, r.step FROM nvtx_ranges r JOIN names n ON n.id = r.name_id "
+                    "r.stream, r.step, sh.text AS shapes, r.external_id, r.sequence_number, r.forward_thread_id, "
+                    "r.forward_op_id FROM nvtx_ranges r JOIN names n ON n.id = r.name_id "
+                    "LEFT JOIN names sh ON sh.id = r.shapes_id "
                     "WHERE r.session_id IN (%IDS%) ORDER BY r.session_id, r.rank, r.start_ns"},
     {"logs", "SELECT session_id, rank, time, CASE level WHEN 0 THEN 'debug' WHEN 1 THEN 'info' WHEN 2 THEN "
              "'warning' ELSE 'error' END AS level, text FROM logs WHERE session_id IN (%IDS%) "

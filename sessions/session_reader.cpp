@@ -346,13 +346,21 @@ std::vector<ActivityRecord> load_activities(Store& store, std::int64_t session_i
 }
 
 std::vector<NvtxRange> load_nvtx(Store& store, std::int64_t session_id, int rank) {
-  Statement s(store.db(), "SELECT n.text, r.domain, r.start_ns, r.end_ns, r.device, r.stream, r.step "
-                          "FROM nvtx_ranges r JOIN names n ON n.id = r.name_id "
+  Statement s(store.db(), "SELECT n.text, r.domain, r.start_ns, r.end_ns, r.device, r.stream, r.step, sh.text, "
+                          "r.external_id, r.sequence_number, r.forward_thread_id, r.forward_op_id "
+                          "FROM nvtx_ranges r JOIN names n ON n.id = r.name_id LEFT JOIN names sh ON sh.id = r.shapes_id "
                           "WHERE r.session_id = ? AND r.rank = ? ORDER BY r.start_ns");
   s.bind(1, session_id).bind(2, rank);
   std::vector<NvtxRange> out;
-  while (s.step())
-    out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3), static_cast<int>(s.int64(4)), s.int64(5), s.int64(6)});
+  while (s.step()) {
+    NvtxRange n{s.text(0), s.text(1), s.int64(2), s.int64(3), static_cast<int>(s.int64(4)), s.int64(5), s.int64(6)};
+    if (!s.is_null(7)) n.shapes = s.text(7);
+    n.external_id = s.optional_int64(8);
+    n.sequence_number = s.optional_int64(9);
+    n.forward_thread_id = s.optional_int64(10);
+    n.forward_op_id = s.optional_int64(11);
+    out.push_back(std::move(n));
+  }
   return out;
 }
 

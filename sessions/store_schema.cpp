@@ -305,6 +305,20 @@ CREATE INDEX tune_trials_by_order ON tune_trials(run_uid, trial);
 )sql";
 
 void add_tune_v8(SqliteDb& db) { db.exec(kSchemaV8); }
+
+// Version 9 keeps what a PyTorch profiler trace records of each CPU operator (issue 34): the ranges
+// of domain 'cpu_op' carry the input shapes (interned in `names`, as they repeat every step),
+// Kineto's external id, autograd's sequence number and forward thread, and on a backward op the
+// external id of its forward op (the trace's fwdbwd flow). Nullable: other ranges have none.
+constexpr const char* kSchemaV9 = R"sql(
+ALTER TABLE nvtx_ranges ADD COLUMN shapes_id INTEGER;
+ALTER TABLE nvtx_ranges ADD COLUMN external_id INTEGER;
+ALTER TABLE nvtx_ranges ADD COLUMN sequence_number INTEGER;
+ALTER TABLE nvtx_ranges ADD COLUMN forward_thread_id INTEGER;
+ALTER TABLE nvtx_ranges ADD COLUMN forward_op_id INTEGER;
+)sql";
+
+void add_cpu_op_details_v9(SqliteDb& db) { db.exec(kSchemaV9); }
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 void add_session_writer_v5(SqliteDb& db) { db.exec(kSchemaV5); }
@@ -333,6 +347,8 @@ const std::vector<Migration>& schema_migrations() {
       {5, 6, "add the hosts of a run with their clock offsets, and the ranks' environment variables", add_hosts_v6},
       {6, 7, "add the collective flight records and the run doctor's findings", add_doctor_v7},
       {7, 8, "add the tune runs and their trials (shardscope tune)", add_tune_v8},
+      {8, 9, "add the CPU operator details of profiler traces (shapes, ids, forward/backward links) to ranges",
+       add_cpu_op_details_v9},
   };
   return migrations;
 }

@@ -57,7 +57,8 @@ struct StoreWriter::Impl {
                     "bytes, step, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
                     "correlation_id, throughput_gbps) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         nvtx(d, "INSERT INTO nvtx_ranges(session_id, rank, name_id, domain, start_ns, end_ns, device, stream, "
-                "step) VALUES(?,?,?,?,?,?,?,?,?)"),
+                "step, shapes_id, external_id, sequence_number, forward_thread_id, forward_op_id) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         log(d, "INSERT INTO logs(session_id, rank, time, level, text) VALUES(?,?,?,?,?)"),
         run_end(d, "UPDATE sessions SET status = ?2, ended_at = ?3, wall_time_s = ?4 WHERE id = ?1"),
         rank_exit(d, "INSERT INTO ranks(session_id, rank, exit_code) VALUES(?,?,?) "
@@ -242,9 +243,14 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
       activity.run();
     }
   } else if (const auto* e = std::get_if<NvtxBatch>(&event)) {
-    for (const auto& n : e->ranges)
+    for (const auto& n : e->ranges) {
       nvtx.bind(1, session).bind(2, e->rank).bind(3, name_id(n.name)).bind(4, n.domain).bind(5, n.start_ns)
-          .bind(6, n.end_ns).bind(7, n.device).bind(8, n.stream).bind(9, n.step).run();
+          .bind(6, n.end_ns).bind(7, n.device).bind(8, n.stream).bind(9, n.step);
+      if (n.shapes.empty()) nvtx.bind_null(10);
+      else nvtx.bind(10, name_id(n.shapes));
+      nvtx.bind(11, n.external_id).bind(12, n.sequence_number).bind(13, n.forward_thread_id)
+          .bind(14, n.forward_op_id).run();
+    }
   } else if (const auto* e = std::get_if<LogLine>(&event)) {
     log.bind(1, session).bind(2, e->rank).bind(3, e->time).bind(4, static_cast<int>(e->level))
         .bind(5, e->text).run();

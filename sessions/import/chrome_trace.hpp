@@ -1,9 +1,11 @@
 #pragma once
 // PyTorch profiler traces (the Chrome trace JSON that Kineto writes, one file per rank) read into
 // a session's profiled window: GPU kernels (NCCL's included), memcpy and memset as activities,
-// record_function / NVTX-style annotations as ranges, each on the Unix-epoch nanosecond timeline
-// (baseTimeNanoseconds + ts). Streamed with a SAX parser: memory grows with the records kept, not
-// with the size of the JSON, and time is linear in it.
+// record_function / NVTX-style annotations as ranges, CPU operators (aten::*, autograd's backward
+// functions) as CPU-side ranges of domain "cpu_op" with their input shapes, ids and forward/backward
+// links, and the ProfilerStep#N windows as step times; each on the Unix-epoch nanosecond timeline
+// (baseTimeNanoseconds + ts). Streamed with a SAX parser that converts each event as it closes:
+// memory grows with the records kept, not with the size of the JSON, and time is linear in it.
 
 #include <cstdint>
 #include <optional>
@@ -15,14 +17,27 @@
 
 namespace shardscope::sessions {
 
+/// One CPU-side ProfilerStep#N window: the host's wall time of one step, prof.step() to prof.step().
+struct ProfilerStepWindow {
+  std::int64_t step = 0;  ///< N + ChromeTraceOptions::step_offset
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+/// Longer "Input Dims" texts (an op over hundreds of tensors) are cut here and end in "...".
+inline constexpr std::size_t kMaxShapesChars = 4096;
+
 struct ChromeTrace {
   std::optional<int> rank;            ///< distributedInfo.rank
   std::optional<int> world_size;      ///< distributedInfo.world_size
   std::string backend;                ///< distributedInfo.backend
   std::int64_t base_time_ns = 0;      ///< baseTimeNanoseconds (0 when absent: ts is already absolute)
   std::vector<ActivityRecord> activities;  ///< by start time
-  std::vector<NvtxRange> ranges;           ///< by start time
-  std::size_t skipped_events = 0;     ///< CPU ops, runtime calls, flows and metadata left out
+  std::vector<NvtxRange> ranges;           ///< annotations and CPU operators, by start time (a parent first)
+  std::vector<ProfilerStepWindow> step_windows;  ///< the CPU's ProfilerStep#N windows, by start time
+  std::size_t cpu_ops = 0;            ///< ranges of domain kCpuOpDomain
+  std::size_t forward_backward_links = 0;  ///< backward ops given their forward op (fwdbwd flows)
+  std::size_t skipped_events = 0;     ///< runtime calls, python functions, other flows and metadata left out
 };
 
 struct ChromeTraceOptions {

@@ -143,6 +143,34 @@ void read_config(ImportRun& run) {
                                        run.result.notes);
 }
 
+// Records of a trace as batches of at most kRecordsPerBatch, moved (the trace goes right after).
+template <typename Batch, typename Record>
+void add_batches(ImportRun& run, int rank, std::vector<Record>& records, std::vector<Record> Batch::*field) {
+  for (std::size_t i = 0; i < records.size(); i += kRecordsPerBatch) {
+    Batch batch{rank, {}};
+    const auto end = std::min(i + kRecordsPerBatch, records.size());
+    (batch.*field).assign(std::make_move_iterator(records.begin() + static_cast<std::ptrdiff_t>(i)),
+                          std::make_move_iterator(records.begin() + static_cast<std::ptrdiff_t>(end)));
+    run.other.push_back(std::move(batch));
+  }
+  records.clear();
+  records.shrink_to_fit();
+}
+
+// A CPU ProfilerStep#N window is the rank's wall time of that step (prof.step() to prof.step()): a
+// step time where the log and the monitors gave none (DeepSpeed's own timers win).
+void add_trace_step_times(ImportRun& run, int rank, const std::vector<ProfilerStepWindow>& windows) {
+  for (const auto& w : windows) {
+    StepMetrics m;
+    m.rank = rank;
+    m.step = w.step;
+    m.wall_time = static_cast<double>(w.end_ns) / 1e9;
+    m.step_time_ms = static_cast<double>(w.end_ns - w.start_ns) / 1e6;
+    run.steps.add(m, false);
+    ++run.result.trace_step_times;
+  }
+}
+
 void read_traces(ImportRun& run) {
   ChromeTraceOptions options;
   options.step_offset = run.options.trace_step_offset;
@@ -155,18 +183,11 @@ void read_traces(ImportRun& run) {
     if (trace.world_size) run.trace_world_size = trace.world_size;
     run.result.activities += trace.activities.size();
     run.result.ranges += trace.ranges.size();
-    for (std::size_t i = 0; i < trace.activities.size(); i += kRecordsPerBatch) {
-      ActivityBatch batch{*rank, {}};
-      batch.records.assign(trace.activities.begin() + static_cast<std::ptrdiff_t>(i),
-                           trace.activities.begin() + static_cast<std::ptrdiff_t>(std::min(i + kRecordsPerBatch, trace.activities.size())));
-      run.other.push_back(std::move(batch));
-    }
-    for (std::size_t i = 0; i < trace.ranges.size(); i += kRecordsPerBatch) {
-      NvtxBatch batch{*rank, {}};
-      batch.ranges.assign(trace.ranges.begin() + static_cast<std::ptrdiff_t>(i),
-                          trace.ranges.begin() + static_cast<std::ptrdiff_t>(std::min(i + kRecordsPerBatch, trace.ranges.size())));
-      run.other.push_back(std::move(batch));
-    }
+    run.result.cpu_ops += trace.cpu_ops;
+    run.result.forward_backward_links += trace.forward_backward_links;
+    add_trace_step_times(run, *rank, trace.step_windows);
+    add_batches(run, *rank, trace.activities, &ActivityBatch::records);
+    add_batches(run, *rank, trace.ranges, &NvtxBatch::ranges);
   }
 }
 
@@ -253,7 +274,10 @@ std::string import_result_text(const DeepSpeedImportResult& r) {
                      std::to_string(r.steps) + " step rows, " + std::to_string(r.series_points) + " series points, " +
                      std::to_string(r.comm_summaries) + " comm summary rows, " + std::to_string(r.comm_records) +
                      " collectives, " + std::to_string(r.activities) + " GPU activities, " +
-                     std::to_string(r.ranges) + " ranges, " + std::to_string(r.log_lines) + " log lines\n";
+                     std::to_string(r.ranges) + " ranges (" + std::to_string(r.cpu_ops) + " CPU operators, " +
+                     std::to_string(r.forward_backward_links) + " forward/backward links), " +
+                     std::to_string(r.trace_step_times) + " step times from ProfilerStep windows, " +
+                     std::to_string(r.log_lines) + " log lines\n";
   for (const auto& note : r.notes) text += "note: " + note + "\n";
   return text;
 }

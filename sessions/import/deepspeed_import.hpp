@@ -52,7 +52,10 @@ struct DeepSpeedImportResult {
   std::size_t comm_summaries = 0;
   std::size_t comm_records = 0;
   std::size_t activities = 0;
-  std::size_t ranges = 0;
+  std::size_t ranges = 0;          ///< annotations and CPU operators
+  std::size_t cpu_ops = 0;         ///< of which CPU operators (domain "cpu_op")
+  std::size_t forward_backward_links = 0;  ///< backward operators linked to their forward one
+  std::size_t trace_step_times = 0;  ///< ProfilerStep#N windows offered as step times (used where none was given)
   std::size_t log_lines = 0;
   std::int64_t samples_per_step = 0;
   std::vector<std::string> notes;  ///< what was inferred or left out, for the user

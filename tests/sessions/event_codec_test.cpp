@@ -118,6 +118,40 @@ TEST(EventCodec, EveryEventTypeRoundTripsEvenFedByteByByte) {
   EXPECT_EQ(report.exit_codes[0].exit_code, 137);
 }
 
+// CPU operator details (issue 34) ride in a block after the ranges, written only when a range has
+// some: a batch without them is byte for byte the protocol-3 frame older peers send and read.
+TEST(EventCodec, NvtxOperatorDetailsRoundTripAndPlainBatchesKeepTheOldBytes) {
+  NvtxRange plain{"forward", "shardscope", 5, 95, -1, 1234, 7};
+  std::string old_bytes;
+  encode_event(NvtxBatch{1, {plain}}, old_bytes);
+  EXPECT_EQ(old_bytes.size(), 4u + 1 + 4 + 4 + (4 + 7) + (4 + 10) + 8 + 8 + 4 + 8 + 8);
+  NvtxRange op{"aten::addmm", kCpuOpDomain, 10, 20, -1, 9, 3};
+  op.shapes = "[[32],[8,16],[16,32],[],[]]";
+  op.external_id = 7;
+  op.forward_op_id = -5;
+  NvtxRange backward{"AddmmBackward0", kCpuOpDomain, 30, 40, -1, 9, 3};
+  backward.sequence_number = 13;
+  backward.forward_thread_id = 1;
+  std::string bytes;
+  encode_event(NvtxBatch{1, {plain, op, backward}}, bytes);
+  const auto frames = decode_all(bytes, 1);
+  ASSERT_EQ(frames.size(), 1u);
+  const auto& ranges = std::get<NvtxBatch>(std::get<Event>(frames[0])).ranges;
+  ASSERT_EQ(ranges.size(), 3u);
+  EXPECT_FALSE(ranges[0].has_op_details());
+  EXPECT_EQ(ranges[1].shapes, op.shapes);
+  EXPECT_EQ(ranges[1].external_id, 7);
+  EXPECT_EQ(ranges[1].forward_op_id, -5);
+  EXPECT_EQ(ranges[1].sequence_number, std::nullopt);
+  EXPECT_EQ(ranges[2].sequence_number, 13);
+  EXPECT_EQ(ranges[2].forward_thread_id, 1);
+  EXPECT_EQ(ranges[2].shapes, "");
+  // The last range's mask (before its two int64 details) with an unknown bit.
+  std::string bad = bytes.substr(4, bytes.size() - 4 - 16 - 1);
+  bad.push_back(static_cast<char>(0x40));
+  EXPECT_THROW(decode_frame_payload(bad.data(), bad.size()), ProtocolError);
+}
+
 TEST(EventCodec, HandshakeFramesRoundTripAndAnotherVersionIsNamedNotMisread) {
   std::string bytes;
   Challenge challenge;

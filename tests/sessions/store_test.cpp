@@ -48,7 +48,7 @@ TEST(Store, CreatesAStampedWalStore) {
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
-    EXPECT_EQ(store.migrations_applied().size(), 8u);  // 0 -> 1 -> ... -> 8 on a fresh file
+    EXPECT_EQ(store.migrations_applied().size(), 9u);  // 0 -> 1 -> ... -> 9 on a fresh file
   }
   Store again = Store::open(path);
   EXPECT_TRUE(again.migrations_applied().empty());
@@ -184,10 +184,13 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
     EXPECT_EQ(migrate_schema(db, 1).size(), 1u);
     db.exec("INSERT INTO sessions(uid, name, status) VALUES('old-uid', 'old run', 'completed')");
     db.exec("INSERT INTO steps(session_id, step, rank, loss) VALUES(1, 0, 0, 4.5)");
+    db.exec("INSERT INTO names(id, text) VALUES(1, 'forward')");
+    db.exec("INSERT INTO nvtx_ranges(session_id, rank, name_id, domain, start_ns, end_ns, device, stream, step) "
+            "VALUES(1, 0, 1, 'shardscope', 10, 20, -1, 7, 0)");
     EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'session_tags'"), 0);
   }
   Store store = Store::open(path);
-  ASSERT_EQ(store.migrations_applied().size(), 7u);
+  ASSERT_EQ(store.migrations_applied().size(), 8u);
   EXPECT_EQ(store.migrations_applied()[0], "1 -> 2: add session tags");
   EXPECT_EQ(store.migrations_applied()[1], "2 -> 3: add kernel launch details and copy throughput to activities");
   EXPECT_EQ(store.migrations_applied()[2],
@@ -197,7 +200,9 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
             "5 -> 6: add the hosts of a run with their clock offsets, and the ranks' environment variables");
   EXPECT_EQ(store.migrations_applied()[5], "6 -> 7: add the collective flight records and the run doctor's findings");
   EXPECT_EQ(store.migrations_applied()[6], "7 -> 8: add the tune runs and their trials (shardscope tune)");
-  EXPECT_EQ(store.schema_version(), 8);
+  EXPECT_EQ(store.migrations_applied()[7], "8 -> 9: add the CPU operator details of profiler traces (shapes, ids, "
+                                           "forward/backward links) to ranges");
+  EXPECT_EQ(store.schema_version(), 9);
   const auto sessions = list_sessions(store);
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0].name, "old run");
@@ -218,6 +223,19 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
   ASSERT_EQ(hosts.size(), 2u);  // node-a of the RunStart's ranks, node-b of the report
   EXPECT_EQ(hosts[0].host, "node-b");
   EXPECT_EQ(hosts[0].clock_offset_s, 0.5);
+  const auto old_range = load_nvtx(store, sessions[0].id, 0);  // a version-1 range: no operator details
+  ASSERT_EQ(old_range.size(), 1u);
+  EXPECT_EQ(old_range[0].name, "forward");
+  EXPECT_FALSE(old_range[0].has_op_details());
+  NvtxRange op{"aten::mm", kCpuOpDomain, 30, 40, -1, 7, 0};  // and the columns of version 9
+  op.shapes = "[[4,4],[4,4]]";
+  op.forward_op_id = 3;
+  writer.write("old-uid", {NvtxBatch{0, {op}}});
+  const auto ranges = load_nvtx(store, sessions[0].id, 0);
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[1].shapes, "[[4,4],[4,4]]");
+  EXPECT_EQ(ranges[1].forward_op_id, 3);
+  EXPECT_EQ(ranges[1].external_id, std::nullopt);
 }
 
 TEST(Store, OlderSchemaOpenedReadOnlyIsAnErrorNotAnUpgrade) {

@@ -1,6 +1,9 @@
-// PyTorch profiler (Kineto) Chrome traces: GPU kernels, copies and annotations on the Unix-epoch
-// timeline, steps from ProfilerStep#N, the rank from distributedInfo.
+// PyTorch profiler (Kineto) Chrome traces: GPU kernels, copies, annotations and CPU operators on
+// the Unix-epoch timeline, steps and step times from ProfilerStep#N, forward/backward links from
+// the fwdbwd flows, the rank from distributedInfo.
 #include <gtest/gtest.h>
+
+#include <stdexcept>
 
 #include "sessions/import/chrome_trace.hpp"
 #include "sessions/import/import_error.hpp"
@@ -56,11 +59,118 @@ TEST(ChromeTrace, KernelsCopiesAndAnnotationsLandOnTheEpochTimeline) {
   EXPECT_EQ(t.activities[2].stream, 20);
   EXPECT_EQ(t.activities[3].kind, ActivityKind::kMemset);
   EXPECT_EQ(t.activities[3].step, -1);  // after every step window
-  ASSERT_EQ(t.ranges.size(), 2u);
+  ASSERT_EQ(t.ranges.size(), 3u);  // by start: ProfilerStep#0, aten::mm, the GPU's ProfilerStep#0
   EXPECT_EQ(t.ranges[0].device, -1);
   EXPECT_EQ(t.ranges[0].domain, "user_annotation");
-  EXPECT_EQ(t.ranges[1].device, 0);
-  EXPECT_EQ(t.skipped_events, 4u);  // cpu_op, cuda_runtime, the flow and the metadata
+  EXPECT_EQ(t.ranges[1].domain, kCpuOpDomain);
+  EXPECT_EQ(t.ranges[1].shapes, "[[4,4],[4,4]]");
+  EXPECT_EQ(t.ranges[1].step, 1);
+  EXPECT_EQ(t.ranges[2].device, 0);
+  EXPECT_EQ(t.cpu_ops, 1u);
+  EXPECT_EQ(t.skipped_events, 3u);  // cuda_runtime, the ac2g flow and the metadata
+}
+
+// A CPU run's trace as torch 2.11 writes it with record_shapes=True (names, args and the fwdbwd
+// flows as in a real one): operators nested on one thread, a backward op linked to its forward op.
+constexpr const char* kCpuTrace = R"trace({
+  "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 9, "tid": 9, "ts": 100.0, "dur": 50.0},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 9, "tid": 9, "ts": 101.0, "dur": 10.0,
+     "args": {"External id": 5, "Sequence number": 12, "Fwd thread id": 0, "Input Dims": [[8, 16], [32, 16], [32]],
+              "Input type": ["float", "float", "float"], "Concrete Inputs": ["", "", ""]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::t", "pid": 9, "tid": 9, "ts": 101.0, "dur": 2.0,
+     "args": {"External id": 6, "Sequence number": 12, "Fwd thread id": 0, "Input Dims": [[32, 16]]}},
+    {"ph": "s", "id": 6, "pid": 9, "tid": 9, "ts": 101.0, "cat": "fwdbwd", "name": "fwdbwd"},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 9, "tid": 9, "ts": 104.0, "dur": 6.0,
+     "args": {"External id": 7, "Input Dims": [[32], [8, 16], [16, 32], [], []]}},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: TBackward0", "pid": 9, "tid": 9,
+     "ts": 120.0, "dur": 5.0, "args": {"External id": 20, "Sequence number": 12, "Fwd thread id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "TBackward0", "pid": 9, "tid": 9, "ts": 120.5, "dur": 4.0,
+     "args": {"External id": 21, "Sequence number": 12, "Fwd thread id": 1, "Input Dims": [[16, 32]]}},
+    {"ph": "f", "id": 6, "pid": 9, "tid": 9, "ts": 120.5, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"},
+    {"ph": "s", "id": 8, "pid": 9, "tid": 9, "ts": 104.0, "cat": "fwdbwd", "name": "fwdbwd"},
+    {"ph": "f", "id": 8, "pid": 9, "tid": 9, "ts": 126.0, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"},
+    {"ph": "X", "cat": "cpu_op", "name": "AddmmBackward0", "pid": 9, "tid": 9, "ts": 125.5, "dur": 3.0,
+     "args": {"External id": 22, "Sequence number": 13}},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#5", "pid": 9, "tid": 9, "ts": 150.0, "dur": 30.0},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "pid": 9, "tid": 9, "ts": 151.0, "dur": 1.0,
+     "args": {"Input Dims": [[[2, 3], [2, 3]], []]}},
+    {"ph": "X", "cat": "python_function", "name": "train.py(12): step", "pid": 9, "tid": 9, "ts": 150.0, "dur": 9.0}
+  ],
+  "baseTimeNanoseconds": 1790000000000000000
+})trace";
+
+const NvtxRange& range_named(const ChromeTrace& t, const std::string& name) {
+  for (const auto& r : t.ranges)
+    if (r.name == name) return r;
+  throw std::runtime_error("no range " + name);
+}
+
+TEST(ChromeTrace, CpuOperatorsKeepShapesIdsAndTheirStep) {
+  const ChromeTrace t = parse_chrome_trace(kCpuTrace, "rank0.json");
+  EXPECT_EQ(t.cpu_ops, 7u);
+  EXPECT_EQ(t.ranges.size(), 9u);
+  EXPECT_EQ(t.skipped_events, 1u);  // the python_function
+  EXPECT_TRUE(t.activities.empty());
+  // By start, an enclosing operator before the one it encloses (aten::linear and aten::t start together).
+  EXPECT_EQ(t.ranges[0].name, "ProfilerStep#4");
+  EXPECT_EQ(t.ranges[1].name, "aten::linear");
+  EXPECT_EQ(t.ranges[2].name, "aten::t");
+  const NvtxRange& linear = t.ranges[1];
+  EXPECT_EQ(linear.domain, "cpu_op");
+  EXPECT_EQ(linear.device, -1);
+  EXPECT_EQ(linear.stream, 9);
+  EXPECT_EQ(linear.start_ns, 1790000000000000000 + 101000);
+  EXPECT_EQ(linear.end_ns - linear.start_ns, 10000);
+  EXPECT_EQ(linear.shapes, "[[8,16],[32,16],[32]]");
+  EXPECT_EQ(linear.external_id, 5);
+  EXPECT_EQ(linear.sequence_number, 12);
+  EXPECT_EQ(linear.forward_thread_id, 0);
+  EXPECT_EQ(linear.step, 5);  // inside ProfilerStep#4
+  EXPECT_EQ(range_named(t, "aten::addmm").shapes, "[[32],[8,16],[16,32],[],[]]");
+  EXPECT_EQ(range_named(t, "aten::cat").shapes, "[[[2,3],[2,3]],[]]");  // a tensor list
+  EXPECT_EQ(range_named(t, "aten::cat").step, 6);
+  EXPECT_EQ(range_named(t, "aten::cat").sequence_number, std::nullopt);
+  EXPECT_EQ(range_named(t, "autograd::engine::evaluate_function: TBackward0").shapes, "");
+  EXPECT_FALSE(range_named(t, "ProfilerStep#4").has_op_details());
+}
+
+TEST(ChromeTrace, FwdbwdFlowsLinkEachBackwardOpToItsForwardOp) {
+  const ChromeTrace t = parse_chrome_trace(kCpuTrace, "rank0.json");
+  EXPECT_EQ(t.forward_backward_links, 2u);
+  // "s" at 101.0 binds to the innermost op starting there (aten::t, not aten::linear); "f" binds
+  // to TBackward0 (starting at its ts), not to the evaluate_function around it.
+  EXPECT_EQ(range_named(t, "TBackward0").forward_op_id, 6);
+  EXPECT_EQ(range_named(t, "autograd::engine::evaluate_function: TBackward0").forward_op_id, std::nullopt);
+  // An "f" inside an op (126.0 in AddmmBackward0's 125.5..128.5) binds to the op enclosing it.
+  EXPECT_EQ(range_named(t, "AddmmBackward0").forward_op_id, 7);
+  EXPECT_EQ(range_named(t, "aten::t").forward_op_id, std::nullopt);
+}
+
+TEST(ChromeTrace, ProfilerStepWindowsAreTheCpuStepTimes) {
+  ChromeTraceOptions options;
+  options.step_offset = 1;
+  const ChromeTrace t = parse_chrome_trace(kCpuTrace, "rank0.json", options);
+  ASSERT_EQ(t.step_windows.size(), 2u);
+  EXPECT_EQ(t.step_windows[0].step, 5);
+  EXPECT_EQ(t.step_windows[0].start_ns, 1790000000000000000 + 100000);
+  EXPECT_EQ(t.step_windows[0].end_ns - t.step_windows[0].start_ns, 50000);
+  EXPECT_EQ(t.step_windows[1].step, 6);
+  EXPECT_EQ(t.step_windows[1].end_ns - t.step_windows[1].start_ns, 30000);
+}
+
+TEST(ChromeTrace, LongShapeListsAreCutAndMarked) {
+  std::string dims = "[";
+  for (int i = 0; i < 2000; ++i) dims += std::string(i ? "," : "") + "[1024,1024]";
+  dims += "]";
+  const std::string trace = R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::cat", "tid": 1, "ts": 1.0,
+      "dur": 1.0, "args": {"Input Dims": )" + dims + R"(, "External id": 3}}]})";
+  const ChromeTrace t = parse_chrome_trace(trace, "t.json");
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.ranges[0].shapes.size(), kMaxShapesChars);
+  EXPECT_EQ(t.ranges[0].shapes.substr(0, 22), "[[1024,1024],[1024,102");
+  EXPECT_EQ(t.ranges[0].shapes.substr(kMaxShapesChars - 3), "...");
+  EXPECT_EQ(t.ranges[0].external_id, 3);  // what follows the cut list is still read
 }
 
 TEST(ChromeTrace, TheStepOffsetFollowsTheOption) {

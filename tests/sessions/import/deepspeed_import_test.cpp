@@ -2,6 +2,7 @@
 // csv_monitor folder and a trace written here, into a store; compared with a native session.
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "sessions/import/deepspeed_import.hpp"
 #include "sessions/import/import_error.hpp"
 #include "sessions/series_reader.hpp"
+#include "sessions/session_reader.hpp"
 #include "sessions/session_compare.hpp"
 #include "sessions/store.hpp"
 #include "sessions/store_writer.hpp"
@@ -93,6 +95,98 @@ TEST(DeepSpeedImport, ImportedAndNativeSessionsCompare) {
   EXPECT_TRUE(origin_row);
   EXPECT_TRUE(stage_row);
   EXPECT_TRUE(series_curve);
+  testing::remove_store(db);
+}
+
+// A CPU run's trace of rank 0 as torch 2.11 writes it (record_shapes=True): ProfilerStep#N windows
+// of 40, 30 and 20 ms (and #6 of 25 ms when `late_step`), operators with shapes in the first, and
+// a fwdbwd flow from aten::t to TBackward0.
+std::string cpu_trace(bool late_step) {
+  std::string events = R"(
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 9, "tid": 9, "ts": 1000.0, "dur": 40000.0},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 9, "tid": 9, "ts": 1001.0, "dur": 100.0,
+     "args": {"External id": 5, "Sequence number": 12, "Fwd thread id": 0, "Input Dims": [[8, 16], [32, 16], [32]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::t", "pid": 9, "tid": 9, "ts": 1001.0, "dur": 20.0,
+     "args": {"External id": 6, "Sequence number": 12, "Fwd thread id": 0, "Input Dims": [[32, 16]]}},
+    {"ph": "s", "id": 6, "pid": 9, "tid": 9, "ts": 1001.0, "cat": "fwdbwd", "name": "fwdbwd"},
+    {"ph": "X", "cat": "cpu_op", "name": "TBackward0", "pid": 9, "tid": 9, "ts": 2000.0, "dur": 50.0,
+     "args": {"External id": 21, "Sequence number": 12, "Fwd thread id": 1, "Input Dims": [[16, 32]]}},
+    {"ph": "f", "id": 6, "pid": 9, "tid": 9, "ts": 2000.0, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 9, "tid": 9, "ts": 41000.0, "dur": 30000.0},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 9, "tid": 9, "ts": 71000.0, "dur": 20000.0})";
+  if (late_step)
+    events += R"(,
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#6", "pid": 9, "tid": 9, "ts": 200000.0, "dur": 25000.0})";
+  return R"({"distributedInfo": {"backend": "gloo", "rank": 0, "world_size": 2}, "traceEvents": [)" + events +
+         R"(], "baseTimeNanoseconds": 1790000000000000000})";
+}
+
+const StepMetrics* step_row(const std::vector<StepMetrics>& rows, std::int64_t step, int rank) {
+  for (const auto& r : rows)
+    if (r.step == step && r.rank == rank) return &r;
+  return nullptr;
+}
+
+TEST(DeepSpeedImport, ATraceGivesStepTimesCpuOperatorsAndTheirLinks) {
+  const auto trace = fs::path(testing::temp_path("import_trace_dir")) / "rank0.json";
+  write(trace, cpu_trace(false));
+  const auto db = testing::temp_path("import_trace");
+  Store store = Store::open_or_create(db);
+  DeepSpeedImportSources sources;
+  sources.traces = {{std::nullopt, trace.string()}};
+  const auto result = import_deepspeed_run(store, sources);
+  EXPECT_EQ(result.ranges, 6u);
+  EXPECT_EQ(result.cpu_ops, 3u);
+  EXPECT_EQ(result.forward_backward_links, 1u);
+  EXPECT_EQ(result.trace_step_times, 3u);
+  EXPECT_EQ(result.steps, 3u);
+  EXPECT_NE(import_result_text(result).find("6 ranges (3 CPU operators, 1 forward/backward links), 3 step times"),
+            std::string::npos) << import_result_text(result);
+  const auto steps = load_steps(store, result.session_id);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].step, 1);  // ProfilerStep#0 is DeepSpeed's step 1
+  EXPECT_EQ(steps[0].rank, 0);
+  EXPECT_EQ(steps[0].step_time_ms, 40.0);
+  EXPECT_DOUBLE_EQ(steps[0].wall_time, (1790000000000000000.0 + 41000000.0) / 1e9);  // the window's end
+  EXPECT_EQ(steps[1].step_time_ms, 30.0);
+  EXPECT_EQ(steps[2].step_time_ms, 20.0);
+  const auto ranges = load_nvtx(store, result.session_id, 0);
+  ASSERT_EQ(ranges.size(), 6u);
+  std::map<std::string, NvtxRange> by_name;
+  for (const auto& r : ranges) by_name[r.name] = r;
+  EXPECT_EQ(by_name["aten::linear"].domain, kCpuOpDomain);
+  EXPECT_EQ(by_name["aten::linear"].shapes, "[[8,16],[32,16],[32]]");
+  EXPECT_EQ(by_name["aten::linear"].sequence_number, 12);
+  EXPECT_EQ(by_name["aten::linear"].external_id, 5);
+  EXPECT_EQ(by_name["aten::linear"].step, 1);
+  EXPECT_EQ(by_name["TBackward0"].forward_op_id, 6);  // aten::t's external id, through the store
+  EXPECT_EQ(by_name["TBackward0"].forward_thread_id, 1);
+  EXPECT_FALSE(by_name["ProfilerStep#1"].has_op_details());
+  testing::remove_store(db);
+}
+
+TEST(DeepSpeedImport, TheLogsStepTimesWinOverProfilerStepWindows) {
+  const auto trace = fs::path(testing::temp_path("import_trace_log_dir")) / "rank0.json";
+  write(trace, cpu_trace(true));
+  const auto db = testing::temp_path("import_trace_log");
+  Store store = Store::open_or_create(db);
+  DeepSpeedImportSources sources;
+  sources.log_files = {kLog};
+  const auto log_only = load_steps(store, import_deepspeed_run(store, sources).session_id);
+  sources.traces = {{0, trace.string()}};
+  const auto both = load_steps(store, import_deepspeed_run(store, sources).session_id);
+  int kept = 0;
+  for (const auto& row : log_only) {
+    if (!row.step_time_ms) continue;
+    const StepMetrics* same = step_row(both, row.step, row.rank);
+    ASSERT_NE(same, nullptr);
+    EXPECT_EQ(same->step_time_ms, row.step_time_ms) << "step " << row.step << " rank " << row.rank;
+    kept += row.rank == 0 && row.step <= 3;
+  }
+  EXPECT_GT(kept, 0);  // the log timed rank 0's steps 1-3 too: the windows were not used there
+  const StepMetrics* late = step_row(both, 7, 0);
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(late->step_time_ms, 25.0);  // no other source timed step 7: the window fills it
   testing::remove_store(db);
 }
 
