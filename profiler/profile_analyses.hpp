@@ -1,7 +1,8 @@
 #pragma once
 // Analyses of one recorded session (issue 8, item 7; docs/profiler.md "Analyses" has each
 // definition): time per phase per step, communication hidden behind compute vs exposed, top kernels,
-// GPU idle time and the slowest rank per step. Each is a plain struct, an aligned text table and a
+// GPU idle time, the slowest rank per step, and for an imported PyTorch profiler trace the top CPU
+// operators and the host time outside them (profile_operators.hpp). Each is a plain struct, an aligned text table and a
 // JSON document. `shardscope sessions show --profile` and the GUI's profile page print these.
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "profiler/profile_operators.hpp"
 #include "sessions/events.hpp"
 
 namespace shardscope::sessions {
@@ -23,6 +25,8 @@ struct AnalysisOptions {
   std::int64_t warmup_steps = 0;  ///< leave the first N steps out of phase means and stragglers
   std::size_t top_kernels = 10;   ///< kernels listed per rank (0 = all)
   std::size_t text_step_rows = 10;  ///< per-step rows the text tables show (JSON has every step)
+  std::size_t top_operators = 15;   ///< CPU operator groups listed per rank (0 = all)
+  OperatorOrder operator_order = OperatorOrder::kSelf;  ///< rank them by self or total time
 };
 
 // ---- (a) time per phase per step -------------------------------------------------------------
@@ -143,6 +147,10 @@ struct ProfileAnalyses {
   std::vector<TopKernelsRank> top_kernels;    ///< ranks with activity records
   std::vector<DeviceIdle> gpu_idle;           ///< by rank, then device
   StragglerAnalysis stragglers;
+  bool has_cpu_operators = false;             ///< the session holds CPU operator ranges (a PyTorch trace)
+  OperatorOrder operator_order = OperatorOrder::kSelf;
+  std::vector<TopOperatorsRank> top_operators;  ///< ranks with CPU operators
+  std::vector<HostIdle> host_idle;              ///< by rank, then thread
 };
 
 /// True for NCCL kernels ("nccl...", "ncclDevKernel_...", also after a leading "void ").
@@ -175,6 +183,8 @@ std::string format_comm_overlap(const std::vector<CommOverlapRank>& ranks);
 std::string format_top_kernels(const std::vector<TopKernelsRank>& ranks);
 std::string format_gpu_idle(const std::vector<DeviceIdle>& devices);
 std::string format_stragglers(const StragglerAnalysis& stragglers, const AnalysisOptions& options = {});
+std::string format_top_operators(const std::vector<TopOperatorsRank>& ranks, OperatorOrder order);
+std::string format_host_idle(const std::vector<HostIdle>& threads);
 /// Every table with its heading; says so when the session has no profiled window.
 std::string format_profile_analyses(const ProfileAnalyses& analyses, const AnalysisOptions& options = {});
 
@@ -184,8 +194,10 @@ nlohmann::json to_json(const CommOverlapRank& rank);
 nlohmann::json to_json(const TopKernelsRank& rank);
 nlohmann::json to_json(const DeviceIdle& device);
 nlohmann::json to_json(const StragglerAnalysis& stragglers);
+nlohmann::json to_json(const TopOperatorsRank& rank);
+nlohmann::json to_json(const HostIdle& thread);
 /// {"session_id", "session_uid", "has_profiled_window", "phases", "comm_overlap", "top_kernels",
-///  "gpu_idle", "stragglers"}.
+///  "gpu_idle", "stragglers", "has_cpu_operators", "operator_order", "top_operators", "host_idle"}.
 nlohmann::json to_json(const ProfileAnalyses& analyses);
 
 }  // namespace shardscope::profiler

@@ -167,16 +167,52 @@ std::string format_stragglers(const StragglerAnalysis& s, const AnalysisOptions&
   return out;
 }
 
+std::string format_top_operators(const std::vector<TopOperatorsRank>& ranks, OperatorOrder order) {
+  if (ranks.empty()) return "no CPU operator records\n";
+  std::string out;
+  for (const auto& r : ranks) {
+    out += (out.empty() ? "" : "\n") + std::string("rank ") + std::to_string(r.rank) + ": " + fixed(r.self_time_ms, 3) +
+           " ms inside " + std::to_string(r.operator_calls) + " operator calls, " + std::to_string(r.distinct) +
+           " distinct (name, shapes); " + std::to_string(r.forward_backward_links) +
+           " backward calls linked to their forward operator; by " + operator_order_name(order) + " time\n";
+    Table t{{"operator", "input shapes", "calls", "self ms", "total ms", "mean us", "self", "forward op"}};
+    for (const auto& o : r.operators)
+      t.push_back({shortened(o.name, 60), shortened(o.shapes, 40), std::to_string(o.calls),
+                   fixed(o.self_ms, 3), fixed(o.total_ms, 3), fixed(o.mean_us, 1), percent(o.self_share),
+                   o.forward_op.empty() ? "" : shortened(o.forward_op, 40)});
+    out += table_text(t);
+  }
+  return out;
+}
+
+std::string format_host_idle(const std::vector<HostIdle>& threads) {
+  if (threads.empty()) return "no CPU operator records\n";
+  Table t{{"rank", "thread", "window", "window ms", "in ops ms", "outside ms", "outside", "operators"}};
+  for (const auto& h : threads)
+    t.push_back({std::to_string(h.rank), std::to_string(h.thread), h.step_windows ? "steps" : "ops span",
+                 fixed(h.window_ms, 3), fixed(h.busy_ms, 3), fixed(h.idle_ms, 3), percent(h.idle_fraction),
+                 std::to_string(h.operators)});
+  return table_text(t) + "  window: the thread's ProfilerStep#N ranges (steps), else its first to last operator\n";
+}
+
 std::string format_profile_analyses(const ProfileAnalyses& a, const AnalysisOptions& options) {
   std::string out = "== Time per phase ==\n" + format_phase_breakdown(a.phases, options);
   out += "\n== Communication: hidden behind compute vs exposed ==\n" + format_comm_overlap(a.comm_overlap);
-  if (!a.has_profiled_window) {
+  if (!a.has_profiled_window && a.has_cpu_operators) {
+    out += "\n== Profiled window ==\nno GPU records in the profiled window (a CPU run, or a trace recorded without "
+           "ProfilerActivity.CUDA): no top kernels and no GPU idle time; the CPU operators follow\n";
+  } else if (!a.has_profiled_window) {
     out += "\n== Profiled window ==\nthis session has no profiled window (no kernel, memcpy or memset records), so "
            "there are no top kernels and no GPU idle time; record one with a `flops_profiler` block "
            "(profile_step) or the profiler's window options, on a CUDA build with CUPTI\n";
   } else {
     out += "\n== Top kernels by total time ==\n" + format_top_kernels(a.top_kernels);
     out += "\n== GPU idle time in the profiled window ==\n" + format_gpu_idle(a.gpu_idle);
+  }
+  if (a.has_cpu_operators) {
+    out += std::string("\n== Top CPU operators by ") + operator_order_name(a.operator_order) + " time ==\n" +
+           format_top_operators(a.top_operators, a.operator_order);
+    out += "\n== Host time outside CPU operators ==\n" + format_host_idle(a.host_idle);
   }
   out += "\n== Slowest rank per step ==\n" + format_stragglers(a.stragglers, options);
   return out;
@@ -231,11 +267,30 @@ json to_json(const StragglerAnalysis& s) {
   return {{"steps", steps}, {"ranks", ranks}};
 }
 
+json to_json(const TopOperatorsRank& r) {
+  json operators = json::array();
+  for (const auto& o : r.operators)
+    operators.push_back({{"name", o.name}, {"shapes", o.shapes}, {"calls", o.calls}, {"self_ms", o.self_ms},
+                         {"total_ms", o.total_ms}, {"mean_us", o.mean_us}, {"self_share", o.self_share},
+                         {"forward_op", o.forward_op}});
+  return {{"rank", r.rank}, {"operator_calls", r.operator_calls}, {"self_time_ms", r.self_time_ms},
+          {"distinct", r.distinct}, {"forward_backward_links", r.forward_backward_links}, {"operators", operators}};
+}
+
+json to_json(const HostIdle& h) {
+  return {{"rank", h.rank},           {"thread", h.thread},   {"step_windows", h.step_windows},
+          {"window_ms", h.window_ms}, {"busy_ms", h.busy_ms}, {"idle_ms", h.idle_ms},
+          {"idle_fraction", h.idle_fraction}, {"operators", h.operators}};
+}
+
 json to_json(const ProfileAnalyses& a) {
-  json overlap = json::array(), kernels = json::array(), idle = json::array();
+  json overlap = json::array(), kernels = json::array(), idle = json::array(), operators = json::array(),
+       host = json::array();
   for (const auto& r : a.comm_overlap) overlap.push_back(to_json(r));
   for (const auto& r : a.top_kernels) kernels.push_back(to_json(r));
   for (const auto& d : a.gpu_idle) idle.push_back(to_json(d));
+  for (const auto& r : a.top_operators) operators.push_back(to_json(r));
+  for (const auto& h : a.host_idle) host.push_back(to_json(h));
   return {{"session_id", a.session_id},
           {"session_uid", a.session_uid},
           {"has_profiled_window", a.has_profiled_window},
@@ -243,7 +298,11 @@ json to_json(const ProfileAnalyses& a) {
           {"comm_overlap", overlap},
           {"top_kernels", kernels},
           {"gpu_idle", idle},
-          {"stragglers", to_json(a.stragglers)}};
+          {"stragglers", to_json(a.stragglers)},
+          {"has_cpu_operators", a.has_cpu_operators},
+          {"operator_order", operator_order_name(a.operator_order)},
+          {"top_operators", operators},
+          {"host_idle", host}};
 }
 
 }  // namespace shardscope::profiler

@@ -74,6 +74,17 @@ std::optional<std::set<std::int64_t>> selected_steps(const ProfileRecords& in, c
   return steps;
 }
 
+// (f) and (g) for the ranks whose ranges hold CPU operators (an imported PyTorch profiler trace).
+void add_operator_analyses(const ProfileRecords& r, const AnalysisOptions& options, ProfileAnalyses& out) {
+  out.operator_order = options.operator_order;
+  for (const auto& [rank, ranges] : r.nvtx) {
+    if (std::none_of(ranges.begin(), ranges.end(), is_cpu_operator)) continue;
+    out.has_cpu_operators = true;
+    out.top_operators.push_back(compute_top_operators(rank, ranges, options.top_operators, options.operator_order));
+    for (const auto& h : compute_host_idle(rank, ranges)) out.host_idle.push_back(h);
+  }
+}
+
 std::string ms_text(double ms) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f", ms);
@@ -153,6 +164,7 @@ ProfileAnalyses analyze_records(const ProfileRecords& r, const AnalysisOptions& 
     out.top_kernels.push_back(compute_top_kernels(rank, it->second, options.top_kernels));
     for (const auto& d : compute_gpu_idle(rank, it->second)) out.gpu_idle.push_back(d);
   }
+  add_operator_analyses(r, options, out);
   return out;
 }
 

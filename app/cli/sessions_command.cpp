@@ -378,13 +378,18 @@ int show_action(const CommandArgs& args) {
   parser.positional("SESSION", "the session to show")
       .option("warmup", "N", "leave the first N steps out of timing and throughput")
       .flag("json", "print one JSON document {detail, summary}")
-      .flag("profile", "add the profile analyses (phases, comm overlap, kernels, idle, stragglers)")
+      .flag("profile", "add the profile analyses (phases, comm overlap, kernels, idle, CPU operators, stragglers)")
       .option("select-time", "A:B", "with --profile: only what overlaps A..B ms from the first record")
       .option("select-step", "N", "with --profile: only step N")
       .option("select-kernel", "NAME", "with --profile: only this kernel (and the steps it ran in)")
-      .option("select-collective", "OP", "with --profile: only this collective (all_reduce, ...) and its steps");
+      .option("select-collective", "OP", "with --profile: only this collective (all_reduce, ...) and its steps")
+      .option("operators-by", "self|total", "with --profile: rank a trace's CPU operators by self (default) or total time");
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) return std::cout << parser.help_text(), kExitOk;
+  const auto operators_by = parsed.value("operators-by").value_or("self");
+  if (operators_by != "self" && operators_by != "total")
+    throw UsageError("--operators-by '" + operators_by + "': expected self (time less the operators it called, "
+                     "PyTorch's self CPU time) or total (inclusive)");
   Store store = open_store(require_db(parsed, "show"));
   const auto id = find_session(store, parsed.positionals[0]);
   SummaryOptions options;
@@ -393,6 +398,7 @@ int show_action(const CommandArgs& args) {
   const auto summary = summarize_session(store, id, options);
   profiler::AnalysisOptions profile_options;
   profile_options.warmup_steps = options.warmup_steps;
+  profile_options.operator_order = operators_by == "total" ? profiler::OperatorOrder::kTotal : profiler::OperatorOrder::kSelf;
   const ShownProfile profile = load_shown_profile(parsed, store, id, profile_options);
   const auto memory = engine::session_memory_report(store, id, options.warmup_steps);
   const auto findings = session_findings(store, id, detail);
