@@ -134,6 +134,9 @@ MemoryPrediction predict_memory(const configs::ResolvedConfig& config, const Mod
   m.reserved_bytes = plan.peak.reserved_bytes * grown;
   m.device_bytes = m.reserved_bytes + (plan.peak.device_bytes - plan.peak.reserved_bytes);
   m.expected_error = plan.peak.expected_error;
+  m.host_peak_bytes = plan.host.peak_bytes;
+  m.host_pinned_bytes = plan.host.pinned_bytes;
+  m.nvme_bytes = plan.host.nvme_bytes;
   m.explanation = explain(e, plan, spec, activation_formula, notes);
   return m;
 }
@@ -191,6 +194,7 @@ std::string measured_vs_predicted_text(const MemoryPrediction& p, const Measured
   out += peak_row("allocated", p.total_bytes, peaks.allocated_peak);
   if (p.reserved_bytes > 0) out += peak_row("reserved", p.reserved_bytes, peaks.reserved_peak);
   if (p.device_bytes > 0 && peaks.device_peak > 0) out += peak_row("device", p.device_bytes, peaks.device_peak);
+  if (p.host_peak_bytes > 0 && peaks.host_peak_rss > 0) out += peak_row("host (RSS)", p.host_peak_bytes, peaks.host_peak_rss);
   return out;
 }
 

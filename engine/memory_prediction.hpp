@@ -26,6 +26,9 @@ struct MemoryPrediction {
   double reserved_bytes = 0;      ///< the caching allocator's reserved peak
   double device_bytes = 0;        ///< the device-level peak (cudaMemGetInfo), the CUDA context included
   double expected_error = 0;      ///< the sweep's mean absolute error of total_bytes, a fraction
+  double host_peak_bytes = 0;     ///< this rank's host peak (resident set) on a GPU run
+  double host_pinned_bytes = 0;   ///< of which page-locked buffers, as CUDA's host allocator holds them
+  double nvme_bytes = 0;          ///< this rank's swap files
   std::string explanation;        ///< the plan, the formulas behind each part, the assumptions
 };
 

@@ -79,6 +79,9 @@ void apply_zero(const configs::ZeroConfig& z, EstimateOptions& o, std::vector<st
   b.offload_param_buffer_size = static_cast<double>(z.offload_param.buffer_size);
   b.offload_optimizer_buffer_count = z.offload_optimizer.buffer_count;
   b.sub_group_size = static_cast<double>(z.sub_group_size);
+  b.offload_optimizer_pin_memory = z.offload_optimizer.pin_memory;
+  b.offload_param_pin_memory = z.offload_param.pin_memory;
+  b.offload_param_max_in_cpu = static_cast<double>(z.offload_param.max_in_cpu);
 }
 
 }  // namespace

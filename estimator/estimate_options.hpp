@@ -51,6 +51,9 @@ struct ZeroBuckets {
   double offload_param_buffer_size = 1e8;
   double offload_optimizer_buffer_count = 4;
   double sub_group_size = 1e9;
+  bool offload_optimizer_pin_memory = true;  ///< offload_optimizer.pin_memory (true since 0.19.5)
+  bool offload_param_pin_memory = true;      ///< offload_param.pin_memory
+  double offload_param_max_in_cpu = 1e9;     ///< offload_param.max_in_cpu: elements kept in host memory with NVMe
 };
 
 struct ClusterSettings {

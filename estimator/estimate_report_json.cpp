@@ -117,6 +117,19 @@ json plan_json(const PlanEstimate& p) {
                {"device_upper_bytes", p.peak.device_upper_bytes},
                {"expected_error", p.peak.expected_error},
                {"formulas", p.peak.formulas}};
+  json host_buffers = json::array();
+  for (const auto& b : p.host.buffers)
+    host_buffers.push_back({{"name", b.name}, {"bytes", b.bytes}, {"held_bytes", b.held}, {"pinned", b.pinned}});
+  j["host_per_rank"] = {{"buffers", host_buffers},
+                        {"pinned_bytes", p.host.pinned_bytes},
+                        {"pageable_bytes", p.host.pageable_bytes},
+                        {"process_bytes", p.host.process_bytes},
+                        {"build_bytes", p.host.build_bytes},
+                        {"steady_bytes", p.host.steady_bytes},
+                        {"peak_bytes", p.host.peak_bytes},
+                        {"nvme_bytes", p.host.nvme_bytes},
+                        {"expected_error", p.host.expected_error},
+                        {"formulas", p.host.formulas}};
   j["cpu_total_bytes_per_node"] = p.cpu_total_bytes_per_node;
   j["nvme_bytes_per_node"] = p.nvme_bytes_per_node;
   j["fits_gpu"] = p.fits_gpu ? json(*p.fits_gpu) : json(nullptr);

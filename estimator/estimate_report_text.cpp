@@ -128,6 +128,10 @@ void write_explain(std::ostringstream& out, const Estimate& e) {
     for (const auto& b : p.buffers.items)
       out << "  buf  " << format_bytes(b.bytes, u) << (b.counted ? "  " : "  (not added) ") << b.name << ": " << b.formula
           << "\n";
+    for (const auto& formula : p.host.formulas) out << "  host " << formula << "\n";
+    out << "  host peak per rank " << format_bytes(p.host.peak_bytes, u) << " (pinned " << format_bytes(p.host.pinned_bytes, u)
+        << ", pageable " << format_bytes(p.host.pageable_bytes, u) << "); per node " << format_bytes(p.cpu_total_bytes_per_node, u)
+        << "\n";
     for (const auto& c : p.communication.collectives)
       out << "  comm " << format_bytes(c.bytes_per_gpu, u) << "  " << c.op << ": " << c.formula << "\n";
   }

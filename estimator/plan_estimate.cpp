@@ -38,8 +38,9 @@ PlanEstimate estimate_plan(const ModelDescription& model, const ZeroPlan& plan, 
   p.communication = estimate_communication(model.total_params, plan, options, bandwidth, bandwidth_source);
   p.peak = estimate_peak(model, plan, options, activations, p.buffers);
   p.gpu_total_bytes = p.peak.allocated_bytes;
-  p.cpu_total_bytes_per_node = p.states.cpu_per_node.total() + p.buffers.cpu_bytes_per_node + activations.cpu_bytes_per_node;
-  p.nvme_bytes_per_node = p.states.nvme_per_node.total();
+  p.host = estimate_host_memory(model, plan, options);
+  p.cpu_total_bytes_per_node = p.host.peak_bytes * options.cluster.gpus_per_node + activations.cpu_bytes_per_node;
+  p.nvme_bytes_per_node = p.host.nvme_bytes * options.cluster.gpus_per_node;
   apply_fit(p, options, activations);
   return p;
 }

@@ -7,6 +7,7 @@
 #include "estimator/activations.hpp"
 #include "estimator/buffers.hpp"
 #include "estimator/communication.hpp"
+#include "estimator/host_memory.hpp"
 #include "estimator/model_states.hpp"
 #include "estimator/peak_memory.hpp"
 
@@ -18,8 +19,9 @@ struct PlanEstimate {
   BufferEstimate buffers;
   CommunicationEstimate communication;
   PeakMemoryEstimate peak;              ///< the engine's peak, its reserved and device-level figures
+  HostMemoryEstimate host;              ///< one rank's host memory as the engine allocates it
   double gpu_total_bytes = 0;           ///< the allocator's peak per GPU (peak.allocated_bytes)
-  double cpu_total_bytes_per_node = 0;  ///< offloaded states + pinned buffers + CPU checkpoints
+  double cpu_total_bytes_per_node = 0;  ///< host peak per node: each rank's (host) + CPU checkpoints
   double nvme_bytes_per_node = 0;
   std::optional<bool> fits_gpu;  ///< peak.device_upper_bytes within the GPU less the margin; unset without GPU memory
   std::optional<bool> fits_cpu;  ///< unset when no CPU memory was given

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace shardscope::estimator {
@@ -70,6 +71,15 @@ std::optional<double> stage3_largest_group(const ModelDescription& model) {
   if (!model.breakdown) return std::nullopt;
   const auto& b = *model.breakdown;
   return std::max({b.token_embedding, b.position_embedding, b.per_layer, b.final_norm, b.lm_head});
+}
+
+std::optional<std::vector<double>> stage3_group_sizes(const ModelDescription& model) {
+  if (!model.breakdown || !model.shape) return std::nullopt;
+  std::vector<double> sizes;
+  std::set<int> seen;
+  for (const auto& layer : layer_sequence(*model.breakdown, *model.shape))
+    if (seen.insert(layer.group).second) sizes.push_back(layer.numel);
+  return sizes;
 }
 
 }  // namespace shardscope::estimator

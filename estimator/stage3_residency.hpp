@@ -8,6 +8,7 @@
 // gathered copies hold when the backward starts.
 
 #include <optional>
+#include <vector>
 
 #include "estimator/estimate_options.hpp"
 #include "estimator/model_description.hpp"
@@ -21,5 +22,9 @@ std::optional<double> stage3_kept_after_forward(const ModelDescription& model, c
 /// The largest group the stage-3 runtime gathers as one (a layer with all its parameters), or
 /// nothing when unknown.
 std::optional<double> stage3_largest_group(const ModelDescription& model);
+
+/// The elements of each group the stage-3 runtime gathers as one, in the order they run (a tied
+/// head is not a group of its own), or nothing when the model's layers are unknown.
+std::optional<std::vector<double>> stage3_group_sizes(const ModelDescription& model);
 
 }  // namespace shardscope::estimator

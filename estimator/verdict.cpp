@@ -29,9 +29,12 @@ const PlanEstimate* first_fitting(const std::vector<PlanEstimate>& plans) {
 
 void advise_offload(Verdict& v, const PlanEstimate& p, const EstimateOptions& o) {
   const ByteUnit u = o.display_unit;
-  if (p.cpu_total_bytes_per_node > 0 && !o.cluster.cpu_memory_bytes)
-    v.advice.push_back("It needs " + format_bytes(p.cpu_total_bytes_per_node, u) +
-                       " of host memory per node; give --cpu-mem to check that it is there.");
+  const bool offloads = p.plan.offload_optimizer != OffloadDevice::kNone || p.plan.offload_param != OffloadDevice::kNone;
+  if (offloads && !o.cluster.cpu_memory_bytes)
+    v.advice.push_back("It needs " + format_bytes(p.cpu_total_bytes_per_node, u) + " (±" +
+                       format_bytes(p.cpu_total_bytes_per_node * p.host.expected_error, u) +
+                       ") of host memory per node, " + format_bytes(p.host.pinned_bytes * o.cluster.gpus_per_node, u) +
+                       " of it pinned; give --cpu-mem to check that it is there.");
   if (p.nvme_bytes_per_node > 0)
     v.advice.push_back("It needs " + format_bytes(p.nvme_bytes_per_node, u) +
                        " of NVMe per node at the offload nvme_path; expect steps several times slower than CPU offload.");

@@ -68,8 +68,12 @@ TEST(Verdict, OffloadOnlyWhenNothingElseFits) {
 
 TEST(Verdict, CpuMemoryDecidesOffload) {
   EstimateOptions o = eight_gpus(16);
-  o.cluster.cpu_memory_bytes = 64 * kGiB;  // stage 2 + CPU offload needs 16 x 7e9 = 112e9 per node
-  // NVMe optimizer + CPU params: 2 x 7e9 params + 4 x 1e8 x 4 B x 8 swap buffers = 26.8e9 fits.
+  // Per rank (8 on the node, 8.75e8 elements each), as the engine pins them in power-of-two blocks:
+  // stage 2 + CPU optimizer holds fp32 gradients and master (4 GiB blocks each), the moments (7e9 B
+  // pageable) and the 16-bit copy (2 GiB): ~17.4 GiB, 139 GiB per node. NVMe optimizer + CPU
+  // parameters: the gradients (4 GiB), 4 swap buffers of 1e8 fp32 (512 MiB blocks), a 16-bit staging
+  // buffer and the 16-bit parameter shard (2 GiB): ~9.1 GiB, 73 GiB per node.
+  o.cluster.cpu_memory_bytes = 96 * kGiB;
   o.buckets.sub_group_size = 1e8;
   const Estimate e = run_estimate(describe_param_count(7e9, 1.31e8), o);
   EXPECT_FALSE(*plan(e, {2, D::kCpu, D::kNone}).fits_cpu);
