@@ -3,7 +3,8 @@
   check_run.py watch  SHARDSCOPE OUT_DIR   the watched session equals DeepSpeed's csv_monitor files
   check_run.py import SHARDSCOPE OUT_DIR   `sessions import` of the run's files equals them too:
                                            csv_monitor exactly, TensorBoard as tensorboard reads it,
-                                           the traces' annotations, the log's flops and comms tables
+                                           the traces' annotations, CPU operators (shapes, links)
+                                           and ProfilerStep step times, the log's flops and comms tables
 
 Every expected value is read here from DeepSpeed's files with Python's csv module, tensorboard's
 own EventAccumulator and json; nothing is stored. Prints "N passed, M failed".
@@ -123,13 +124,83 @@ def check_tensorboard_import(cli, out, db):
           "TensorBoard import: the forward timer equals EventAccumulator's values")
 
 
+def compact_dims(dims):
+    """Input Dims as the importer keeps them: compact JSON."""
+    return json.dumps(dims, separators=(",", ":"))
+
+
+def fwdbwd_links(events):
+    """{backward op's External id: forward op's External id}, as Kineto's fwdbwd flows bind: "s" to the
+    innermost op of its thread starting at its ts, "f" to the innermost op enclosing its ts."""
+    ops = [e for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+
+    def bind(flow):
+        inside = [o for o in ops if o["tid"] == flow["tid"] and o["ts"] <= flow["ts"] <= o["ts"] + o["dur"]]
+        return max(inside, key=lambda o: (o["ts"], -o["dur"]), default=None)
+    ends = {}
+    for f in (e for e in events if e.get("cat") == "fwdbwd" and e.get("ph") in ("s", "f")):
+        op = bind(f)
+        if op is not None:
+            ends.setdefault(f["id"], {"s": None, "f": []})
+            if f["ph"] == "s":
+                ends[f["id"]]["s"] = op
+            else:
+                ends[f["id"]]["f"].append(op)
+    return {b["args"]["External id"]: e["s"]["args"]["External id"]
+            for e in ends.values() if e["s"] is not None and "External id" in e["s"].get("args", {}) for b in e["f"]}
+
+
+def check_trace_operators(rank, trace, ranges):
+    events = trace["traceEvents"]
+    ops = [e for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    stored = [r for r in ranges if r["domain"] == "cpu_op"]
+    check(len(stored) == len(ops) > 0, f"rank {rank}: every cpu_op of the trace is a CPU operator range "
+                                       f"({len(stored)} of {len(ops)})")
+    by_id = {r["external_id"]: r for r in stored if r["external_id"] is not None}
+    shaped = [o for o in ops if o.get("args", {}).get("Input Dims") is not None]
+    check(shaped and all(by_id[o["args"]["External id"]]["shapes"] == compact_dims(o["args"]["Input Dims"])
+                         and by_id[o["args"]["External id"]]["name"] == o["name"] for o in shaped),
+          f"rank {rank}: each operator's name and Input Dims are kept ({len(shaped)} with shapes, record_shapes=True)")
+    check(all(by_id[o["args"]["External id"]]["sequence_number"] == o["args"].get("Sequence number")
+              for o in ops if "External id" in o.get("args", {})),
+          f"rank {rank}: each operator's autograd sequence number is kept")
+    links = fwdbwd_links(events)
+    stored_links = {r["external_id"]: r["forward_op_id"] for r in stored if r["forward_op_id"] is not None}
+    flows = len([e for e in events if e.get("cat") == "fwdbwd" and e.get("ph") == "f"])
+    check(stored_links == links and len(links) > 0,
+          f"rank {rank}: the backward operators name their forward ones as the fwdbwd flows link them "
+          f"({len(stored_links)} links of {flows} flows)")
+
+
+def profiler_step_times(trace):
+    """{step: ms} of the CPU ProfilerStep#N windows (step N + 1), as the importer rounds ts and dur to ns."""
+    return {int(e["name"].split("#")[1]) + 1: round(e["dur"] * 1000) / 1e6 for e in trace["traceEvents"]
+            if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")}
+
+
+def check_trace_step_times(cli, out, db):
+    """A trace alone: its ProfilerStep#N windows are the steps' times."""
+    for rank in (0, 1):
+        path = os.path.join(out, "traces", f"rank{rank}.json")
+        result = json.loads(run(cli, "sessions", "import", "--db", db, "--trace", path, "--name", f"trace-{rank}",
+                                "--json"))
+        s = export(cli, db, result["session_uid"])
+        expected = profiler_step_times(json.load(open(path)))
+        got = {row["step"]: row["step_time_ms"] for row in s["steps"] if row["rank"] == rank}
+        check(len(expected) == 2 and got.keys() == expected.keys()
+              and all(abs(got[k] - v) < 1e-9 for k, v in expected.items()),
+              f"rank {rank}: a trace alone gives each ProfilerStep#N window's time as step N+1's ({got} vs {expected})")
+
+
 def check_traces(s, out):
     for rank in (0, 1):
         trace = json.load(open(os.path.join(out, "traces", f"rank{rank}.json")))
         annotations = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
-        ranges = [r for r in s["nvtx_ranges"] if r["rank"] == rank]
+        all_ranges = [r for r in s["nvtx_ranges"] if r["rank"] == rank]
+        ranges = [r for r in all_ranges if r["domain"] != "cpu_op"]
         check(len(ranges) == len(annotations) > 0,
               f"rank {rank}: every user annotation of the trace is a range ({len(ranges)} of {len(annotations)})")
+        check_trace_operators(rank, trace, all_ranges)
         base = trace["baseTimeNanoseconds"]
         first = min(annotations, key=lambda e: e["ts"])
         check(any(r["start_ns"] == base + round(first["ts"] * 1000) for r in ranges),
@@ -163,11 +234,29 @@ def check_import(cli, out):
     ops = {row["op"] for row in s["comm_summaries"]}
     check({"all_reduce", "all_gather_into_tensor"} <= ops, f"comms log_summary rows imported ({sorted(ops)})")
     check_traces(s, out)
+    steps = profiler_step_times(json.load(open(os.path.join(out, "traces", "rank1.json"))))
+    got = {row["step"]: row["step_time_ms"] for row in s["steps"] if row["rank"] == 1}
+    check(steps and all(abs(got.get(k, -1) - v) < 1e-9 for k, v in steps.items()),
+          f"rank 1 (no monitor or log timers): its step times are its ProfilerStep windows' ({got})")
     show = json.loads(run(cli, "sessions", "show", result["session_uid"], "--db", db, "--profile", "--json"))
-    check(show["profile"]["has_profiled_window"] is False and len(show["profile"]["phases"]["ranks"]) == 1,
-          "show --profile analyses the imported session (a CPU run: no GPU window, phases from the timers)")
+    profile = show["profile"]
+    check(profile["has_profiled_window"] is False and len(profile["phases"]["ranks"]) == 2,
+          "show --profile analyses the imported session (a CPU run: no GPU window; phases of rank 0 from the "
+          "timers, rank 1's step times from its trace)")
+    operators = {r["rank"]: r for r in profile["top_operators"]}
+    check(profile["has_cpu_operators"] and sorted(operators) == [0, 1]
+          and all(r["operator_calls"] == len([r2 for r2 in s["nvtx_ranges"] if r2["rank"] == k and r2["domain"] == "cpu_op"])
+                  and r["operators"] and r["forward_backward_links"] > 0 for k, r in operators.items()),
+          "show --profile lists each rank's top CPU operators, with their forward/backward links")
+    check(len(profile["host_idle"]) >= 2 and all(h["step_windows"] and 0 <= h["idle_fraction"] < 1
+                                                  for h in profile["host_idle"] if h["operators"] > 10),
+          "show --profile gives the host time outside operators in the ProfilerStep windows")
+    text = run(cli, "sessions", "show", result["session_uid"], "--db", db, "--profile")
+    check("== Top CPU operators by self time ==" in text and "this session has no profiled window" not in text,
+          "the text shows the CPU operators of a CPU run, not a missing window")
     check(show["summary"]["comm_ops"] != [], "the summary's collectives come from the comms table")
     check_tensorboard_import(cli, out, db)
+    check_trace_step_times(cli, out, db)
 
 
 def main():

@@ -33,7 +33,7 @@ def main():
     if args.trace_dir:
         trace = os.path.join(args.trace_dir, f"rank{engine.global_rank}.json")
         profiler = torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU],
+            activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
             schedule=torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1),
             on_trace_ready=lambda p: p.export_chrome_trace(trace))
         profiler.start()
