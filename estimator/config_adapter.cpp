@@ -109,7 +109,8 @@ std::vector<std::string> apply_resolved_config(const configs::ResolvedConfig& co
   return notes;
 }
 
-std::vector<std::string> apply_config_file(const std::string& path, EstimateOptions& options) {
+std::vector<std::string> apply_config_file(const std::string& path, EstimateOptions& options,
+                                           configs::DeepSpeedVersion version) {
   configs::ConfigDocument document;
   try {
     document = configs::parse_config_file(path);
@@ -119,12 +120,15 @@ std::vector<std::string> apply_config_file(const std::string& path, EstimateOpti
   configs::ValidateOptions validate_options;
   validate_options.own_optimizer = true;  // a plan to estimate: the script may pass its own optimizer
   validate_options.world_size = options.cluster.total_gpus();
+  validate_options.deepspeed_version = version;
   const configs::ValidationResult result = configs::validate(document, validate_options);
   if (result.has_errors() || !result.config) {
-    std::string message = path + ": DeepSpeed would reject this config, so there is nothing to estimate:\n";
+    std::string message = path + ": DeepSpeed " + configs::to_string(version) +
+                          " would reject this config, so there is nothing to estimate:\n";
     for (const auto& d : result.diagnostics)
       if (d.severity == configs::Severity::kError) message += configs::format_diagnostic_text(path, d);
-    throw EstimatorError(message + "(run 'shardscope validate " + path + "' for every finding)");
+    throw EstimatorError(message + "(run 'shardscope validate " + path + " --deepspeed-version " +
+                         configs::to_string(version) + "' for every finding)");
   }
   return apply_resolved_config(*result.config, options);
 }

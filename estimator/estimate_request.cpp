@@ -153,7 +153,8 @@ EstimateOptions estimate_request_options(const EstimateRequest& r, std::vector<s
   o.cluster.gpus_per_node = positive(r.gpus_per_node, "gpus-per-node", o.cluster.gpus_per_node);
   o.cluster.nodes = positive(r.nodes, "nodes", o.cluster.nodes);
   if (!r.config.empty()) {
-    auto notes = apply_config_file(r.config, o);  // sized for gpus per node x nodes, as DeepSpeed would be
+    // Sized for gpus per node x nodes, as DeepSpeed would be, under the chosen release's rules.
+    auto notes = apply_config_file(r.config, o, r.deepspeed_version);
     if (config_notes) config_notes->insert(config_notes->end(), notes.begin(), notes.end());
   }
   apply_plan(r, o);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "configs/deepspeed_version.hpp"
 #include "estimator/estimate.hpp"
 
 namespace shardscope::estimator {
@@ -28,6 +29,8 @@ struct EstimateRequest {
   std::string safetensors;              ///< --safetensors
   // The plan and the training.
   std::string config;                   ///< --config: a DeepSpeed config, applied before the flags
+  /// --deepspeed-version: whose rules validate --config (configs/deepspeed_version.hpp).
+  configs::DeepSpeedVersion deepspeed_version = configs::DeepSpeedVersion::k0_19_7;
   std::optional<int> stage;             ///< --stage
   std::optional<OffloadDevice> offload_optimizer, offload_param;
   std::optional<Precision> precision;

@@ -8,6 +8,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/deepspeed_version_flag.hpp"
 #include "estimator/byte_units.hpp"
 #include "estimator/estimate_report.hpp"
 #include "estimator/estimate_request.hpp"
@@ -39,7 +40,8 @@ ArgParser make_parser() {
       .option("head-dim", "N", "shape: head dimension (default hidden/heads)")
       .option("ffn", "N", "shape: MLP inner size (default 4 x hidden)").option("vocab", "N", "shape: vocabulary size")
       .option("tied-embeddings", "yes|no", "shape: LM head shares the token embedding (default: layout's)")
-      .option("config", "FILE", "a DeepSpeed config: stage, offload, precision, micro-batch, buckets")
+      .option("config", "FILE", "a DeepSpeed config: stage, offload, precision, micro-batch, buckets (validated\n"
+                                "under --deepspeed-version's rules first)")
       .option("stage", "0-3", "the ZeRO stage you plan to run (judged in the verdict)")
       .option("offload-optimizer", "DEVICE", "none, cpu or nvme (with --stage)")
       .option("offload-param", "DEVICE", "none, cpu or nvme (stage 3, with --stage)")
@@ -71,6 +73,7 @@ ArgParser make_parser() {
       .flag("json", "print one JSON document (schema shardscope.estimate/1), sizes in bytes")
       .flag("explain", "add the formula behind every number")
       .flag("list-gpus", "list the GPUs --gpu knows and exit");
+  add_deepspeed_version_option(p);
   return p;
 }
 
@@ -185,11 +188,22 @@ int run(const ParsedArgs& a) {
   read_model_flags(a, request);
   read_training_flags(a, request);
   read_cluster_flags(a, request);
+  // DeepSpeed's rules judge the --config file only; a bad --deepspeed-version is refused either way.
+  std::optional<configs::DeepSpeedRules> rules;
+  if (!request.config.empty() || a.value("deepspeed-version")) rules = deepspeed_rules_from(a);
+  if (rules) request.deepspeed_version = rules->version;
+  if (rules && !request.config.empty() && !a.has("json")) std::cout << "rules: " << rules->describe() << "\n";
   const est::Estimate estimate = est::estimate_request(request);
-  if (a.has("json"))
-    std::cout << est::estimate_to_json(estimate).dump(2) << "\n";
-  else
+  if (a.has("json")) {
+    nlohmann::json out = est::estimate_to_json(estimate);
+    if (rules && !request.config.empty()) {
+      out["deepspeed_version"] = configs::to_string(rules->version);
+      out["deepspeed_rules"] = rules->describe();
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
     std::cout << est::format_estimate_text(estimate, a.has("explain"));
+  }
   return est::estimate_failed(estimate) ? kExitFindings : kExitOk;
 }
 

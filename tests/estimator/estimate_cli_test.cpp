@@ -177,5 +177,37 @@ TEST(EstimateCli, AModelTypeFromTheFileIsShownEscapedAndCut) {
   std::filesystem::remove(path);
 }
 
+// --deepspeed-version judges --config as that release does: an "amp" block is only deprecated in
+// 0.19.7 and rejected at parse by 0.19.8 (docs/configs.md, "DeepSpeed versions").
+TEST(EstimateCli, DeepSpeedVersionChoosesTheRulesThatJudgeTheConfig) {
+  const std::string amp = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/configs/data/versions/amp_disabled_block.json";
+  const std::vector<std::string> base{"estimate", "--params", "1B", "--gpu-mem", "80GiB", "--config", amp};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  auto r = with({"--deepspeed-version", "0.19.7"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("rules: DeepSpeed 0.19.7 rules (--deepspeed-version)\n", 0), 0u) << r.out;
+
+  r = with({"--deepspeed-version", "0.19.8"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("rules: DeepSpeed 0.19.8 rules (--deepspeed-version)\n", 0), 0u) << r.out;
+  EXPECT_NE(r.err.find("DeepSpeed 0.19.8 would reject this config"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NVIDIA Apex AMP integration has been removed"), std::string::npos) << r.err;
+
+  r = with({"--deepspeed-version", "0.19.7", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["deepspeed_version"], "0.19.7");
+  EXPECT_EQ(j["deepspeed_rules"], "DeepSpeed 0.19.7 rules (--deepspeed-version)");
+
+  r = with({"--deepspeed-version", "0.18.0"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("0.19.7, 0.19.8"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("rules:"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace shardscope::estimator
