@@ -41,6 +41,7 @@ LoadedConfig load_config(const TrainRunOptions& o, int world_size, std::ostream&
   validate.own_optimizer = true;  // ShardScope builds the default optimizer when the config has none
   validate.world_size = world_size;
   validate.overrides = o.overrides;
+  validate.deepspeed_version = o.deepspeed_version;
   const auto result = configs::validate(document, validate);
   std::string errors;
   for (const auto& d : result.diagnostics) {
@@ -51,7 +52,8 @@ LoadedConfig load_config(const TrainRunOptions& o, int world_size, std::ostream&
       err << text;
   }
   if (!errors.empty() || !result.config)
-    throw TrainConfigError("the config has errors (DeepSpeed would refuse it too):\n" + errors);
+    throw TrainConfigError(std::string("the config has errors (DeepSpeed ") + configs::to_string(o.deepspeed_version) +
+                           " would refuse it too):\n" + errors);
   return {*result.config, configs::resolved_config_json(result.resolved),
           result.config->activation_checkpointing.requested};
 }

@@ -18,6 +18,8 @@ namespace shardscope::engine {
 struct TrainRunOptions {
   std::string config_path;
   std::vector<configs::ConfigOverride> overrides;
+  /// Whose rules validate the config (`train --deepspeed-version`; `launch` passes its own choice).
+  configs::DeepSpeedVersion deepspeed_version = configs::DeepSpeedVersion::k0_19_7;
   ModelSpec model;
   std::optional<std::string> weights_path;  ///< safetensors file or index.json, HF names
   std::string data = "synthetic";           ///< "synthetic" or a token file (uint16/uint32/llm.c)

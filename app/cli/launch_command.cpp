@@ -12,6 +12,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/deepspeed_version_flag.hpp"
 #include "configs/display_text.hpp"
 #include "engine/launcher/launch_error.hpp"
 #include "engine/launcher/launch_routing.hpp"
@@ -67,6 +68,7 @@ ArgParser launch_parser() {
       .alias("hang_after", "hang-after")
       .alias("on_hang", "on-hang")
       .allow_passthrough("the `shardscope train` arguments of every rank (--config, --model, --steps, ...)");
+  add_deepspeed_version_option(parser);
   return parser;
 }
 
@@ -104,6 +106,24 @@ launcher::DoctorOptions doctor_options(const ParsedArgs& p) {
                      " needs --session FILE: the run doctor watches the collective marks the ranks send to the "
                      "session's collector");
   return o;
+}
+
+// One choice of rules for the launcher's check of --config and every rank's: launch's flag, else
+// one among the train arguments, else the installed DeepSpeed's; the ranks get it explicitly.
+configs::DeepSpeedRules launch_rules(const ParsedArgs& p, std::vector<std::string>& train_args) {
+  const auto in_train = launcher::scan_train_args(train_args).deepspeed_version;
+  const auto given = p.value("deepspeed-version");
+  if (given && in_train && *given != *in_train)
+    throw UsageError("--deepspeed-version " + *given + " disagrees with --deepspeed-version " + *in_train +
+                     " among the train arguments; give it once, before `--`");
+  configs::DeepSpeedRules rules;
+  try {
+    rules = configs::choose_deepspeed_rules(given ? given : in_train);
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(error.what());
+  }
+  if (!in_train) train_args.insert(train_args.end(), {"--deepspeed-version", configs::to_string(rules.version)});
+  return rules;
 }
 
 std::string own_executable() {
@@ -175,7 +195,13 @@ int run_launch_command(const CommandArgs& args) {
     throw UsageError("launch needs the train arguments after `--`, e.g. shardscope launch --num_procs 2 -- "
                      "--config ds.json --steps 10");
   if (p.has("json") && !preflight) throw UsageError("--json goes with --preflight (the table as JSON)");
-  const launcher::LaunchFlags flags = make_flags(p, args);
+  launcher::LaunchFlags flags = make_flags(p, args);
+  if (!preflight) {
+    const configs::DeepSpeedRules rules = launch_rules(p, flags.launch.train_args);
+    std::cerr << "shardscope launch: rules: " << rules.describe() << "\n";
+  } else if (p.value("deepspeed-version")) {
+    deepspeed_rules_from(p);  // refused when unsupported, though preflight validates no config
+  }
   launcher::LaunchOutcome outcome;
   try {
     if (preflight) return run_preflight(flags, p.has("json"));

@@ -2,6 +2,8 @@
 // train arguments it passes to every trial (the estimator needs the model's shape).
 #include "app/cli/train_args.hpp"
 
+#include "app/cli/deepspeed_version_flag.hpp"
+
 namespace shardscope::app {
 
 ArgParser train_parser() {
@@ -37,6 +39,7 @@ ArgParser train_parser() {
       .option("seed", "N", "seed of the weights and data (default 42)")
       .option("profile-steps", "START[:COUNT]",
               "record the GPU activity (kernels, copies, NVTX) of COUNT steps (default 1) from START");
+  add_deepspeed_version_option(parser);  // whose rules validate --config (`launch` passes its own)
   return parser;
 }
 

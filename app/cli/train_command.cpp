@@ -6,6 +6,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/deepspeed_version_flag.hpp"
 #include "app/cli/train_args.hpp"
 #include "configs/display_text.hpp"
 #include "engine/data/data_error.hpp"
@@ -26,6 +27,7 @@ int run_train_command(const CommandArgs& args) {
   if (!p.value("steps")) throw UsageError("train needs --steps N (optimizer steps to reach)");
   engine::TrainRunOptions o;
   o.config_path = *p.value("config");
+  o.deepspeed_version = deepspeed_rules_from(p).version;
   for (const auto& text : p.values("set")) {
     try {
       o.overrides.push_back(configs::parse_override(text));

@@ -121,7 +121,7 @@ TrainArgsView scan_train_args(const std::vector<std::string>& args) {
   const std::pair<const char*, std::optional<std::string> TrainArgsView::*> kSingle[] = {
       {"--config", &TrainArgsView::config},   {"--device", &TrainArgsView::device},
       {"--name", &TrainArgsView::name},       {"--session", &TrainArgsView::session},
-      {"--collector", &TrainArgsView::collector}};
+      {"--collector", &TrainArgsView::collector}, {"--deepspeed-version", &TrainArgsView::deepspeed_version}};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const auto eq = a.find('=');

@@ -61,10 +61,12 @@ struct TrainArgsView {
   std::optional<std::string> name;
   std::optional<std::string> session;
   std::optional<std::string> collector;
+  std::optional<std::string> deepspeed_version;  ///< whose rules validate --config (`launch` passes its own)
   std::vector<std::string> overrides;  ///< --set values, in order
 };
 
-/// Finds --config, --device, --name, --session, --collector and --set (as `--x v` or `--x=v`).
+/// Finds --config, --device, --name, --session, --collector, --deepspeed-version and --set (as
+/// `--x v` or `--x=v`).
 TrainArgsView scan_train_args(const std::vector<std::string>& args);
 /// Refuses --session and --collector among the train arguments (the launcher owns both), saying where they go.
 void check_train_args(const TrainArgsView& train);

@@ -150,6 +150,13 @@ std::string resolve_launch_config(const TrainArgsView& train, int world_size) {
   configs::ValidateOptions options;
   options.own_optimizer = true;  // ShardScope builds the default optimizer when the config has none
   options.world_size = world_size;
+  if (train.deepspeed_version) {  // the ranks validate with the same rules (`launch` passes them on)
+    try {
+      options.deepspeed_version = configs::deepspeed_version_from_flag(*train.deepspeed_version);
+    } catch (const std::invalid_argument& e) {
+      throw LaunchError(LaunchError::Kind::kUsage, e.what());
+    }
+  }
   for (const auto& text : train.overrides) {
     try {
       options.overrides.push_back(configs::parse_override(text));
@@ -162,8 +169,9 @@ std::string resolve_launch_config(const TrainArgsView& train, int world_size) {
   for (const auto& d : result.diagnostics)
     if (d.severity == configs::Severity::kError) errors += configs::format_diagnostic_text(*train.config, d);
   if (!errors.empty() || !result.config)
-    throw LaunchError(LaunchError::Kind::kConfig, "the config has errors (DeepSpeed would refuse it too); no rank "
-                                                  "was started:\n" + errors);
+    throw LaunchError(LaunchError::Kind::kConfig, std::string("the config has errors (DeepSpeed ") +
+                                                      configs::to_string(options.deepspeed_version) +
+                                                      " would refuse it too); no rank was started:\n" + errors);
   return configs::resolved_config_json(result.resolved);
 }
 

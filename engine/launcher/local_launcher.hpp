@@ -26,7 +26,8 @@ LaunchOutcome launch_local(const LaunchRequest& request, std::ostream& out, std:
 /// else "launch".
 std::string launch_session_name(const LaunchRequest& request, const TrainArgsView& train);
 
-/// The resolved config JSON for the session (validated at `world_size` with the --set overrides);
+/// The resolved config JSON for the session (validated at `world_size` with the --set overrides,
+/// under the rules of the train arguments' --deepspeed-version, else 0.19.7's);
 /// throws LaunchError(kConfig) with DeepSpeed-style diagnostics when it has errors.
 std::string resolve_launch_config(const TrainArgsView& train, int world_size);
 

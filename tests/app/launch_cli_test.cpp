@@ -182,6 +182,33 @@ TEST_F(LaunchCli, ConfigErrorsStopTheLaunchBeforeAnyRank) {
   EXPECT_FALSE(contains(r.err, "rank 0 pid")) << r.err;
 }
 
+// --deepspeed-version chooses the rules of the launcher's check and of every rank's: an "amp" block
+// is a warning under 0.19.7 (the rank trains) and DeepSpeed 0.19.8's parse error (no rank starts).
+TEST_F(LaunchCli, DeepSpeedVersionRulesTheConfigCheckOfTheLauncherAndTheRanks) {
+  std::ofstream(temp_.file("ds.json")) << R"({"train_micro_batch_size_per_gpu": 2, "gradient_clipping": 1.0,
+      "optimizer": {"type": "AdamW", "params": {"lr": 0.001}}, "amp": {"enabled": false}})";
+  auto r = run_cli(launch({"--num_procs", "1", "--deepspeed-version", "0.19.8"}, 1));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "shardscope launch: rules: DeepSpeed 0.19.8 rules (--deepspeed-version)\n")) << r.err;
+  EXPECT_TRUE(contains(r.err, "DeepSpeed 0.19.8 would refuse it too")) << r.err;
+  EXPECT_TRUE(contains(r.err, "NVIDIA Apex AMP integration has been removed")) << r.err;
+  EXPECT_FALSE(contains(r.err, "rank 0 pid")) << r.err;
+
+  r = run_cli(launch({"--num_procs", "1", "--deepspeed-version", "0.19.7"}, 1));
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // the rank was given 0.19.7 too, where amp is only deprecated
+  EXPECT_TRUE(contains(r.err, "shardscope launch: rules: DeepSpeed 0.19.7 rules (--deepspeed-version)\n")) << r.err;
+  EXPECT_TRUE(contains(r.out + r.err, "deprecated")) << r.out << r.err;
+
+  r = run_cli(launch({"--num_procs", "1", "--deepspeed-version", "0.19"}, 1));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "0.19.7, 0.19.8")) << r.err;
+  auto args = launch({"--num_procs", "1", "--deepspeed-version", "0.19.7"}, 1);
+  args.insert(args.end(), {"--deepspeed-version", "0.19.8"});
+  r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "disagrees")) << r.err;
+}
+
 TEST_F(LaunchCli, TwoCpuRanksTrainIntoOneSession) {
   const auto r = run_cli(launch({"--num_procs", "2", "--session", db()}, 3));
   if (r.exit_code != 0 && contains(r.err, kSingleRankOnly))
