@@ -9,6 +9,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/ckpt_command.hpp"
+#include "app/cli/deepspeed_version_flag.hpp"
 #include "checkpoints/atomic_file.hpp"
 #include "checkpoints/checkpoint_error.hpp"
 #include "checkpoints/checkpoint_folder.hpp"
@@ -158,8 +159,10 @@ int info_action(const CommandArgs& args) {
                    "optimizer step, parameters and files, after checking that every rank's file belongs to the\n"
                    "save. Exit code 0; 1 when a tag is damaged or inconsistent or `latest` is unusable; 2 for bad input.");
   parser.positional("DIR", "checkpoint directory").flag("json", "print one JSON object");
+  add_deepspeed_version_option(parser);
   const ParsedArgs p = parser.parse(args);
   if (p.help) return std::cout << parser.help_text(), kExitOk;
+  const configs::DeepSpeedRules rules = deepspeed_rules_from(p);
   const std::string dir = p.positionals.at(0);
   const auto tags = checkpoint_tags_of(dir);
   std::optional<std::string> latest;
@@ -169,7 +172,9 @@ int info_action(const CommandArgs& args) {
   } catch (const ck::CheckpointError& e) {
     latest_error = e.what();
   }
-  Json out{{"dir", dir}, {"latest", latest ? Json(*latest) : Json()}, {"tags", Json::array()}};
+  Json out{{"dir", dir}, {"latest", latest ? Json(*latest) : Json()},
+           {"deepspeed_version", configs::to_string(rules.version)}, {"deepspeed_rules", rules.describe()},
+           {"tags", Json::array()}};
   bool findings = !latest_error.empty();
   for (const auto& tag : tags) {
     out["tags"].push_back(tag_json(dir, tag, latest));
@@ -183,6 +188,7 @@ int info_action(const CommandArgs& args) {
   if (p.has("json")) {
     std::cout << out.dump(2) << "\n";
   } else {
+    std::cout << "rules: " << rules.describe() << "\n";
     std::cout << "checkpoint " << dir << ": " << tags.size() << " tag" << (tags.size() == 1 ? "" : "s") << ", latest -> "
               << (latest ? ck::printable(*latest) : latest_error.empty() ? "(no latest file)" : "(unusable)") << "\n";
     for (const auto& t : out["tags"]) print_tag(t);
@@ -197,8 +203,9 @@ int run_ckpt_command(const CommandArgs& args) {
   static const std::vector<std::pair<std::string, int (*)(const CommandArgs&)>> actions = {
       {"info", info_action}, {"consolidate", ckpt_consolidate_action}};
   const std::string usage =
-      "usage: shardscope ckpt info DIR [--json]\n"
-      "       shardscope ckpt consolidate DIR OUT [--tag T] [--dtype fp32|bf16|fp16] [--max-shard-size 5GB]\n";
+      "usage: shardscope ckpt info DIR [--json] [--deepspeed-version V]\n"
+      "       shardscope ckpt consolidate DIR OUT [--tag T] [--dtype fp32|bf16|fp16] [--max-shard-size 5GB]\n"
+      "                                       [--deepspeed-version V]\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? std::cerr : std::cout) << usage << "Run 'shardscope ckpt <action> --help' for its options.\n";
     return args.empty() ? kExitUsage : kExitOk;

@@ -13,6 +13,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/ckpt_command.hpp"
+#include "app/cli/deepspeed_version_flag.hpp"
 #include "checkpoints/atomic_file.hpp"
 #include "checkpoints/checkpoint_folder.hpp"
 #include "checkpoints/deepspeed_checkpoint.hpp"
@@ -134,6 +135,23 @@ ck::NamedHostTensors consolidated(const ck::DeepSpeedCheckpoint& checkpoint, ck:
   return tensors;
 }
 
+// zero_to_fp32's dtype handling differs between the releases only for the module's buffers
+// (docs/configs.md, "DeepSpeed versions"): 0.19.7 casts every buffer to float, 0.19.8 keeps the
+// non-floating ones (integer indices, bool masks). This export writes the parameters, which are
+// floating under both, so its files are the same under either release; the line says which
+// release's semantics were asked for and why nothing changes.
+std::string zero_to_fp32_semantics(const configs::DeepSpeedRules& rules, const ck::CheckpointSummary& info) {
+  const std::string version = configs::to_string(rules.version);
+  std::string text = "zero_to_fp32 semantics: DeepSpeed " + version + "'s (parameters from the fp32 master, cast to "
+                     "--dtype; ";
+  const auto buffers = info.buffer_names.size();
+  if (buffers == 0) return text + "no module buffers in this checkpoint, so 0.19.7 and 0.19.8 write the same tensors)";
+  return text + std::to_string(buffers) + " module buffer(s) not written: " +
+         (rules.version == configs::DeepSpeedVersion::k0_19_8 ? "0.19.8 keeps non-floating buffers' dtype"
+                                                              : "0.19.7 casts every buffer to float") +
+         "; load them from the model's own code)";
+}
+
 struct Written {
   std::string file;
   std::size_t tensors = 0;
@@ -199,8 +217,10 @@ int ckpt_consolidate_action(const CommandArgs& args) {
       .option("dtype", "fp32|bf16|fp16", "weights' dtype (default fp32; 16-bit ones are cast from fp32)")
       .option("max-shard-size", "SIZE", "split into files of at most SIZE (5GB, 500MB, 2GiB) as HF does")
       .flag("record-source", "write the checkpoint's absolute path into the files' metadata");
+  add_deepspeed_version_option(parser);
   const ParsedArgs p = parser.parse(args);
   if (p.help) return std::cout << parser.help_text(), kExitOk;
+  const configs::DeepSpeedRules rules = deepspeed_rules_from(p);
   const std::string dir = p.positionals.at(0), out = p.positionals.at(1);
   const std::string dtype_text = p.value("dtype").value_or("fp32");
   const auto dtype = parse_dtype(dtype_text);
@@ -223,6 +243,7 @@ int ckpt_consolidate_action(const CommandArgs& args) {
     data += w.data_bytes;
     file_bytes += static_cast<std::int64_t>(fs::file_size(w.file));
   }
+  std::cout << "rules: " << rules.describe() << "\n";
   std::cout << "consolidated " << tag << " of " << dir << " (ZeRO stage " << info.zero_stage << ", saved by "
             << info.world_size << " rank(s), global step " << info.global_steps << ", written by " << info.written_by
             << ") from the fp32 master into " << dtype_text << ":\n";
@@ -234,6 +255,7 @@ int ckpt_consolidate_action(const CommandArgs& args) {
   std::cout << tensors.size() << " tensors, " << grouped(info.parameter_count()) << " parameters, " << grouped(data)
             << " bytes of " << dtype_text << " data (" << grouped(file_bytes) << " bytes in " << written.size()
             << " file" << (written.size() == 1 ? "" : "s") << ")\n";
+  std::cout << zero_to_fp32_semantics(rules, info) << "\n";
   return kExitOk;
 }
 

@@ -258,6 +258,43 @@ TEST_F(CkptCli, MaxShardSizeWritesAnIndexCoveringEveryTensor) {
   EXPECT_EQ(max_difference(as_map(engine::read_safetensors(folder + "/model.safetensors")), whole), 0.0);
 }
 
+// --deepspeed-version on both actions, on DeepSpeed 0.19.7's own stage-2 checkpoint: each output
+// names the rules; zero_to_fp32's releases differ only for non-floating module buffers, which this
+// checkpoint has none of, so the weights are the same; an unsupported version is refused (exit 2).
+TEST_F(CkptCli, DeepSpeedVersionIsSaidOnEveryOutputAndRefusedWhenUnsupported) {
+  const std::string ds = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/checkpoints/data/deepspeed/stage2";
+  auto r = run_cli({"ckpt", "info", ds, "--deepspeed-version", "0.19.8"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("rules: DeepSpeed 0.19.8 rules (--deepspeed-version)\n", 0), 0u) << r.out;
+  r = run_cli({"ckpt", "info", ds, "--deepspeed-version", "0.19.7", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["deepspeed_version"], "0.19.7") << r.out;
+
+  Weights by_version[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string version = i == 0 ? "0.19.7" : "0.19.8";
+    const std::string file = out("ds_" + version + ".safetensors");
+    r = run_cli({"ckpt", "consolidate", ds, file, "--deepspeed-version", version});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.out.rfind("rules: DeepSpeed " + version + " rules (--deepspeed-version)\n", 0), 0u) << r.out;
+    EXPECT_TRUE(contains(r.out, "zero_to_fp32 semantics: DeepSpeed " + version + "'s")) << r.out;
+    EXPECT_TRUE(contains(r.out, "no module buffers in this checkpoint")) << r.out;
+    by_version[i] = as_map(engine::read_safetensors(file));
+  }
+  EXPECT_EQ(names_of(by_version[0]), names_of(by_version[1]));
+  EXPECT_EQ(max_difference(by_version[0], by_version[1]), 0.0);
+
+  for (const char* action : {"info", "consolidate"}) {
+    std::vector<std::string> args{"ckpt", action, ds};
+    if (std::string(action) == "consolidate") args.push_back(out("never.safetensors"));
+    args.insert(args.end(), {"--deepspeed-version", "0.19.9"});
+    r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << action << ": " << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "0.19.7, 0.19.8")) << r.err;
+  }
+  EXPECT_FALSE(temp_->exists("out_never.safetensors"));
+}
+
 TEST_F(CkptCli, BadInputExits2WithTheRemedy) {
   auto r = run_cli({"ckpt", "info", temp_->file("nowhere")});
   EXPECT_EQ(r.exit_code, 2);
