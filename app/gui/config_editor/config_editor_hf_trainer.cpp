@@ -4,6 +4,7 @@
 // its mismatch errors land in the Diagnostics list at the line of each key, and what it wrote is
 // listed in the "Trainer fill" tab.
 #include <QCheckBox>
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -137,6 +138,8 @@ QString ConfigEditorPage::cliTwin() const {
     const std::string arguments = hf_arguments_->text().trimmed().toStdString();
     if (!arguments.empty()) args.push_back(arguments);
   }
+  const QString version = deepspeed_version_->currentData().toString();  // "": the CLI's default is the same
+  if (!version.isEmpty()) args.insert(args.end(), {"--deepspeed-version", version.toStdString()});
   return QString::fromStdString(shell_command("shardscope", args));
 }
 

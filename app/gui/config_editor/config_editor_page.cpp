@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -97,7 +98,44 @@ QToolBar* ConfigEditorPage::buildToolbar() {
                              "micro-batch x gradient_accumulation_steps x world size (--world-size)"));
   connect(world_size_, &QSpinBox::valueChanged, this, &ConfigEditorPage::validateNow);
   toolbar->addWidget(world_size_);
+  toolbar->addWidget(new QLabel(tr(" Rules of ")));
+  toolbar->addWidget(buildDeepSpeedVersionBox());
   return toolbar;
+}
+
+// The releases ShardScope has rules for, and the one installed in the active Python (read from its
+// dist-info, as the CLI's default is), chosen at first: the GUI and `shardscope validate` agree.
+QWidget* ConfigEditorPage::buildDeepSpeedVersionBox() {
+  deepspeed_version_ = new QComboBox;
+  const auto installed = configs::find_installed_deepspeed();
+  rules_ = configs::choose_deepspeed_rules(std::nullopt);
+  const QString found = !installed || installed->version.empty()
+                            ? tr("none, so %1").arg(configs::to_string(rules_.version))
+                            : QString::fromStdString(installed->version);
+  deepspeed_version_->addItem(tr("installed DeepSpeed (%1)").arg(found), QString());
+  for (const auto version : {configs::DeepSpeedVersion::k0_19_7, configs::DeepSpeedVersion::k0_19_8})
+    deepspeed_version_->addItem(tr("DeepSpeed %1").arg(configs::to_string(version)),
+                                QString::fromLatin1(configs::to_string(version)));
+  deepspeed_version_->setToolTip(QString::fromStdString(rules_.describe()));
+  connect(deepspeed_version_, &QComboBox::currentIndexChanged, this, &ConfigEditorPage::onDeepSpeedVersionChosen);
+  return deepspeed_version_;
+}
+
+void ConfigEditorPage::onDeepSpeedVersionChosen() {
+  const QString chosen = deepspeed_version_->currentData().toString();
+  rules_ = configs::choose_deepspeed_rules(chosen.isEmpty() ? std::nullopt
+                                                            : std::optional<std::string>(chosen.toStdString()));
+  deepspeed_version_->setToolTip(QString::fromStdString(rules_.describe()));
+  validateNow();
+}
+
+void ConfigEditorPage::setDeepSpeedVersion(std::optional<configs::DeepSpeedVersion> version) {
+  const QString data = version ? QString::fromLatin1(configs::to_string(*version)) : QString();
+  const int index = deepspeed_version_->findData(data);
+  if (index == deepspeed_version_->currentIndex())
+    onDeepSpeedVersionChosen();
+  else
+    deepspeed_version_->setCurrentIndex(index);  // validates
 }
 
 QWidget* ConfigEditorPage::buildBottomTabs() {
@@ -182,6 +220,7 @@ void ConfigEditorPage::validateNow() {
       configs::parse_config_text(editor_->toPlainText().toStdString(), name.toStdString());
   configs::ValidateOptions options;
   if (world_size_->value() > 0) options.world_size = world_size_->value();
+  options.deepspeed_version = rules_.version;
   applyHfTrainerOption(options);
   result_ = configs::validate(document, options);
   showDiagnostics();
@@ -199,8 +238,13 @@ void ConfigEditorPage::showDiagnostics() {
   editor_->setMarks(std::move(marks));
   const auto errors = configs::count_severity(result_.diagnostics, configs::Severity::kError);
   const auto warnings = configs::count_severity(result_.diagnostics, configs::Severity::kWarning);
-  summary_->setText(errors + warnings == 0 ? tr("No errors or warnings: DeepSpeed 0.19.7 accepts this config.")
-                                           : tr("%1 error(s), %2 warning(s)").arg(errors).arg(warnings));
+  const char* version = configs::to_string(rules_.version);
+  summary_->setText(errors + warnings == 0
+                        ? tr("No errors or warnings: DeepSpeed %1 accepts this config.").arg(version)
+                        : tr("%1 error(s), %2 warning(s) under DeepSpeed %3's rules")
+                              .arg(errors)
+                              .arg(warnings)
+                              .arg(version));
   updateDiff();
 }
 

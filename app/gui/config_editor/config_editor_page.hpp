@@ -4,7 +4,10 @@
 // (the same validate() `shardscope validate` runs), with the resolved config and a diff against
 // the file on disk. Open / Save / Save As / recent files / New from template. "Validate as the
 // Hugging Face Trainer fills it" runs the same fill as `shardscope validate --hf-trainer K=V,...`
-// (config_editor_hf_trainer.cpp).
+// (config_editor_hf_trainer.cpp). The DeepSpeed selector chooses whose rules apply, as
+// `shardscope validate --deepspeed-version` does (default: the DeepSpeed installed in the active Python).
+
+#include <optional>
 
 #include <QWidget>
 
@@ -13,6 +16,7 @@
 
 class QAction;
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -69,8 +73,15 @@ class ConfigEditorPage : public QWidget {
   RowsTableModel* hfFilledModel() const { return hf_filled_; }
   /// The TrainingArguments' problem ("--hf-trainer foo=1: unknown ..."), or "".
   QString hfArgumentsError() const { return hf_arguments_error_; }
-  /// The same check from a terminal: `shardscope validate FILE [--world-size N] [--hf-trainer K=V,...]`.
+  /// The same check from a terminal: `shardscope validate FILE [--world-size N] [--hf-trainer K=V,...]
+  /// [--deepspeed-version V]`.
   QString cliTwin() const;
+  /// Validates with DeepSpeed `version`'s rules, or (nullopt) the installed DeepSpeed's as the CLI's
+  /// default is chosen; the selector shows the choice.
+  void setDeepSpeedVersion(std::optional<configs::DeepSpeedVersion> version);
+  QComboBox* deepSpeedVersionBox() const { return deepspeed_version_; }
+  /// Whose rules the last validation applied, and why ("DeepSpeed 0.19.8 rules (...)").
+  const configs::DeepSpeedRules& deepSpeedRules() const { return rules_; }
 
  signals:
   void statusMessage(const QString& message);
@@ -80,6 +91,8 @@ class ConfigEditorPage : public QWidget {
   void buildActions();
   QToolBar* buildToolbar();
   QWidget* buildBottomTabs();
+  QWidget* buildDeepSpeedVersionBox();
+  void onDeepSpeedVersionChosen();
   QWidget* buildHfTrainerRow();
   QWidget* buildHfFilledTab();
   void applyHfTrainerOption(configs::ValidateOptions& options);
@@ -105,6 +118,7 @@ class ConfigEditorPage : public QWidget {
   QLabel* file_label_ = nullptr;
   QLabel* summary_ = nullptr;
   QSpinBox* world_size_ = nullptr;
+  QComboBox* deepspeed_version_ = nullptr;  ///< item data: "0.19.7", "0.19.8", or "" for the installed one
   QCheckBox* only_non_default_ = nullptr;
   QCheckBox* hf_trainer_ = nullptr;
   QLineEdit* hf_arguments_ = nullptr;
@@ -124,6 +138,7 @@ class ConfigEditorPage : public QWidget {
   QString disk_text_;  ///< the file's text at the last open or save, for the diff
   TextFileFormat disk_format_;  ///< its line endings and BOM, which a save keeps
   configs::ValidationResult result_;
+  configs::DeepSpeedRules rules_;
   bool applying_form_ = false;
 };
 

@@ -127,6 +127,42 @@ class ConfigEditorPageTest : public QObject {
     QCOMPARE(precision->findText(QString(kPrecisionConflict) + " (conflict)"), -1);
   }
 
+  // The DeepSpeed selector feeds the page's validation, as --deepspeed-version feeds `validate`: an
+  // "amp" block is deprecated under 0.19.7 (a warning) and rejected at parse by 0.19.8 (an error).
+  void theDeepSpeedSelectorChangesTheVerdict() {
+    ConfigEditorPage page;
+    auto* box = page.deepSpeedVersionBox();
+    QVERIFY(box);
+    QCOMPARE(box->itemData(0).toString(), QString());  // the installed one, chosen as the CLI's default is
+    QVERIFY2(box->itemText(0).startsWith("installed DeepSpeed ("), qPrintable(box->itemText(0)));
+    page.setDeepSpeedVersion(shardscope::configs::DeepSpeedVersion::k0_19_7);
+    page.editor()->setPlainText(R"({"train_micro_batch_size_per_gpu": 2, "gradient_clipping": 1.0,
+        "optimizer": {"type": "AdamW", "params": {"lr": 0.001}}, "amp": {"enabled": false}})");
+    page.validateNow();
+    auto codes = [&page](shardscope::configs::Severity severity) {
+      QStringList out;
+      for (const auto& d : page.result().diagnostics)
+        if (d.severity == severity) out << QString::fromStdString(d.code);
+      return out;
+    };
+    QVERIFY2(codes(shardscope::configs::Severity::kError).isEmpty(),
+             qPrintable(codes(shardscope::configs::Severity::kError).join(",")));
+    QVERIFY(codes(shardscope::configs::Severity::kWarning).contains("deprecated-key"));
+    QVERIFY2(page.cliTwin().endsWith("--deepspeed-version 0.19.7"), qPrintable(page.cliTwin()));
+
+    QSignalSpy validated(&page, &ConfigEditorPage::validated);
+    box->setCurrentIndex(box->findData(QString("0.19.8")));  // as a user picks it
+    QCOMPARE(validated.count(), 1);
+    QCOMPARE(page.deepSpeedRules().version, shardscope::configs::DeepSpeedVersion::k0_19_8);
+    QCOMPARE(QString::fromStdString(page.deepSpeedRules().describe()),
+             QString("DeepSpeed 0.19.8 rules (--deepspeed-version)"));
+    QVERIFY(codes(shardscope::configs::Severity::kError).contains("removed-feature"));
+    QVERIFY2(page.cliTwin().endsWith("--deepspeed-version 0.19.8"), qPrintable(page.cliTwin()));
+
+    page.setDeepSpeedVersion(std::nullopt);  // back to the installed DeepSpeed: the CLI's default, no flag
+    QVERIFY(!page.cliTwin().contains("--deepspeed-version"));
+  }
+
   // Scrolling the form over a combo box does not change it; once clicked into, the wheel does.
   void theWheelScrollsPastAnUnfocusedField() {
     ConfigEditorPage page;
