@@ -7,6 +7,7 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/deepspeed_version_flag.hpp"
 #include "sessions/import/deepspeed_import.hpp"
 
 namespace shardscope::app {
@@ -32,8 +33,9 @@ DeepSpeedImportSources sources_of(const ParsedArgs& parsed) {
   return s;
 }
 
-nlohmann::json result_to_json(const DeepSpeedImportResult& r) {
+nlohmann::json result_to_json(const DeepSpeedImportResult& r, const configs::DeepSpeedRules& rules) {
   return {{"session_uid", r.session_uid},       {"session_id", r.session_id},
+          {"deepspeed_version", configs::to_string(rules.version)}, {"deepspeed_rules", rules.describe()},
           {"steps", r.steps},                   {"series_points", r.series_points},
           {"comm_summaries", r.comm_summaries}, {"comm_records", r.comm_records},
           {"activities", r.activities},         {"ranges", r.ranges},
@@ -60,11 +62,14 @@ int run_sessions_import(const CommandArgs& args) {
       .option("samples-per-step", "N", "the run's train_batch_size, when the files do not give it")
       .option("trace-step-offset", "N", "ProfilerStep#K is step K+N (default 1: PyTorch counts from 0)")
       .flag("json", "print the import's counts and notes as JSON");
+  add_deepspeed_version_option(parser);
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) return std::cout << parser.help_text(), kExitOk;
   const auto db = parsed.value("db");
   if (!db) throw UsageError("'sessions import' needs --db FILE (the session store to add the run to)");
+  const configs::DeepSpeedRules rules = deepspeed_rules_from(parsed);
   DeepSpeedImportOptions options;
+  options.deepspeed_version = rules.version;
   options.name = parsed.value("name").value_or("");
   options.tags = parsed.values("tag");
   if (auto n = parsed.integer("samples-per-step")) {
@@ -74,10 +79,10 @@ int run_sessions_import(const CommandArgs& args) {
   options.trace_step_offset = parsed.integer("trace-step-offset").value_or(1);
   const DeepSpeedImportResult result = import_deepspeed_run_into(*db, sources_of(parsed), options);
   if (parsed.has("json")) {
-    std::cout << result_to_json(result).dump(2) << "\n";
+    std::cout << result_to_json(result, rules).dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << import_result_text(result);
+  std::cout << "rules: " << rules.describe() << "\n" << import_result_text(result);
   return kExitOk;
 }
 

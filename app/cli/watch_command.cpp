@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/arg_parser.hpp"
+#include "app/cli/deepspeed_version_flag.hpp"
 #include "app/cli/commands.hpp"
 #include "configs/display_text.hpp"
 #include "engine/launcher/launch_error.hpp"
@@ -54,6 +55,7 @@ ArgParser watch_parser() {
       .option("poll-ms", "N", "how often the csv_monitor folder is read (default 500)")
       .option("grace", "SECONDS", "SIGTERM to SIGKILL when stopping the command (default 10)")
       .allow_passthrough("the command to run, e.g. deepspeed train.py --deepspeed ds.json");
+  add_deepspeed_version_option(parser);
   return parser;
 }
 
@@ -97,6 +99,7 @@ struct WatchContext {
   ParsedArgs parsed;
   WatchPlan plan;
   std::string db, uid, name, config_json;
+  configs::DeepSpeedRules rules;  ///< whose rules resolve the recorded config (--deepspeed-version)
   std::optional<std::int64_t> train_batch_size;
   double started_at = 0;
   std::string program;   ///< the command's executable, found on PATH
@@ -132,7 +135,8 @@ RunStartInputs start_inputs(const WatchContext& w) {
 nlohmann::json origin_details(const WatchContext& w, const std::string& out_dir) {
   return {{"command", w.parsed.passthrough}, {"run_command", w.plan.command}, {"config", fs::absolute(w.plan.config_path).string()},
           {"config_copy", w.plan.config_copy}, {"csv_monitor", w.plan.csv_dir},
-          {"output_log", (fs::path(out_dir) / "output.log").string()}};
+          {"output_log", (fs::path(out_dir) / "output.log").string()},
+          {"deepspeed_version", configs::to_string(w.rules.version)}, {"deepspeed_rules", w.rules.describe()}};
 }
 
 // Reads the csv_monitor folder every poll-ms until stopped, under the follower's mutex.
@@ -195,7 +199,8 @@ void record_end(const WatchContext& w, const std::string& out_dir, FileEventSink
   if (const auto world = follower.facts().world_size) {
     // Now that the launcher named the world size, the batch keys resolve as they did in the run.
     std::vector<std::string> notes;
-    inputs.config_json = record_deepspeed_config(w.plan.config_json, w.plan.config_copy, world, notes).json;
+    inputs.config_json =
+        record_deepspeed_config(w.plan.config_json, w.plan.config_copy, world, notes, w.rules.version).json;
   }
   RunStart start = deepspeed_run_start(follower.facts(), inputs);
   start.started_at = w.started_at;  // the watcher saw the real start
@@ -222,10 +227,12 @@ int run_watch_command(const CommandArgs& args) {
   if (!db) throw UsageError("watch needs --db FILE (the session store to record the run in)");
   w.db = *db;
   const std::string out_dir = w.parsed.value("out").value_or(default_out_dir(w.db));
+  w.rules = deepspeed_rules_from(w.parsed);
   try {
     w.plan = plan_watch(w.parsed.passthrough, out_dir);
     std::vector<std::string> notes;
-    const RecordedConfig config = record_deepspeed_config(w.plan.config_json, w.plan.config_copy, std::nullopt, notes);
+    const RecordedConfig config =
+        record_deepspeed_config(w.plan.config_json, w.plan.config_copy, std::nullopt, notes, w.rules.version);
     w.config_json = config.json;
     // Only a written train_batch_size: solved from the micro batch it needs the world size, which
     // the log's config dump gives the follower once the engine starts.
@@ -243,6 +250,7 @@ int run_watch_command(const CommandArgs& args) {
   sink.send(SessionOrigin{"deepspeed-watch", origin_details(w, out_dir).dump()});
   std::cerr << "shardscope watch: session " << w.uid << " in " << w.db << "; config copy " << w.plan.config_copy
             << "\n";
+  std::cerr << "shardscope watch: rules: " << w.rules.describe() << "\n";
   std::ofstream log(fs::path(out_dir) / "output.log", std::ios::trunc);
   std::mutex mutex;
   DeepSpeedRunFollower follower(sink, {w.plan.csv_dir, w.train_batch_size});

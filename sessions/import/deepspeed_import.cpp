@@ -211,6 +211,7 @@ nlohmann::json origin_details(const ImportRun& run) {
   d["traces"] = nlohmann::json::array();
   for (const auto& t : run.sources.traces) d["traces"].push_back(absolute(t.path));
   d["samples_per_step"] = run.result.samples_per_step;
+  d["deepspeed_version"] = configs::to_string(run.options.deepspeed_version);
   d["notes"] = run.result.notes;
   return d;
 }

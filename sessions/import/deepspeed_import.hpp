@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "configs/deepspeed_version.hpp"
+
 namespace shardscope::sessions {
 
 class Store;
@@ -40,6 +42,8 @@ struct DeepSpeedImportOptions {
   std::vector<std::string> tags;
   std::optional<std::int64_t> samples_per_step;  ///< override the train_batch_size the files give
   std::int64_t trace_step_offset = 1;            ///< ProfilerStep#N is step N + offset (see chrome_trace.hpp)
+  /// Whose rules resolve the run's config; recorded in the session's origin details.
+  configs::DeepSpeedVersion deepspeed_version = configs::DeepSpeedVersion::k0_19_7;
   std::function<void(const ImportProgress&)> progress;
   const std::atomic<bool>* cancel = nullptr;     ///< set from another thread to stop before writing
 };

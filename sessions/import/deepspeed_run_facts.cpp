@@ -13,7 +13,8 @@
 namespace shardscope::sessions {
 
 RecordedConfig record_deepspeed_config(const std::string& text, const std::string& file,
-                                       std::optional<int> world_size, std::vector<std::string>& notes) {
+                                       std::optional<int> world_size, std::vector<std::string>& notes,
+                                       configs::DeepSpeedVersion version) {
   const configs::ConfigDocument document = configs::parse_config_text(text, file);
   if (!document.root)
     throw ImportError(file + ": not a DeepSpeed config (it does not parse as JSON/hjson); pass the run's "
@@ -21,6 +22,7 @@ RecordedConfig record_deepspeed_config(const std::string& text, const std::strin
   configs::ValidateOptions options;
   options.world_size = world_size;
   options.own_optimizer = true;  // a run that ran had an optimizer, from the config or the script
+  options.deepspeed_version = version;
   const configs::ValidationResult result = configs::validate(document, options);
   RecordedConfig out;
   const auto raw = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -38,7 +40,9 @@ RecordedConfig record_deepspeed_config(const std::string& text, const std::strin
   // DeepSpeed ran it, so keep what it said; the errors are ShardScope's reading (e.g. "auto" left).
   notes.push_back(file + ": the config does not validate here (" +
                   std::to_string(configs::count_severity(result.diagnostics, configs::Severity::kError)) +
-                  " errors; `shardscope validate " + file + "` lists them), so the session records it as written");
+                  " errors under DeepSpeed " + configs::to_string(version) + "'s rules; `shardscope validate " + file +
+                  " --deepspeed-version " + configs::to_string(version) +
+                  "` lists them), so the session records it as written");
   out.json = raw.is_discarded() ? "" : raw.dump();
   if (batch_written) out.train_batch_size = raw["train_batch_size"].get<std::int64_t>();
   return out;

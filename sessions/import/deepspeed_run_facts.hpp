@@ -7,13 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "configs/deepspeed_version.hpp"
 #include "sessions/events.hpp"
 #include "sessions/import/deepspeed_log_parser.hpp"
 
 namespace shardscope::sessions {
 
 /// A DeepSpeed config as the session records it: the resolved config (configs' validator, as
-/// DeepSpeed 0.19.7 reads the file) when it validates, else the file's own JSON. `notes` gets why.
+/// DeepSpeed `version` reads the file) when it validates, else the file's own JSON. `notes` gets why.
 /// Throws ImportError naming the file when it is not JSON at all.
 struct RecordedConfig {
   std::string json;                             ///< "" when there is none
@@ -21,7 +22,8 @@ struct RecordedConfig {
   std::optional<int> world_size;                ///< implied by the batch keys, when they say
 };
 RecordedConfig record_deepspeed_config(const std::string& text, const std::string& file,
-                                       std::optional<int> world_size, std::vector<std::string>& notes);
+                                       std::optional<int> world_size, std::vector<std::string>& notes,
+                                       configs::DeepSpeedVersion version = configs::DeepSpeedVersion::k0_19_7);
 
 struct RunStartInputs {
   std::string name;

@@ -283,6 +283,31 @@ TEST_F(SessionsCli, AnImportOfAFifoLogIsRefusedAtOnceWithExit2) {
   ::unlink(fifo.c_str());
 }
 
+// `sessions import --deepspeed-version`: the rules that resolve the run's config, printed and
+// recorded in the session's origin details; an unsupported version is refused before any reading.
+TEST_F(SessionsCli, ImportSaysWhoseRulesItAppliedAndRecordsThem) {
+  const std::string log = std::string(SHARDSCOPE_TEST_DATA_DIR) + "/deepspeed_0.19.7_zero2_cpu.log";
+  auto r = run_cli({"sessions", "import", "--db", db_, "--log", log, "--name", "v8", "--deepspeed-version", "0.19.8",
+                    "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto imported = nlohmann::json::parse(r.out);
+  EXPECT_EQ(imported["deepspeed_version"], "0.19.8");
+  EXPECT_EQ(imported["deepspeed_rules"], "DeepSpeed 0.19.8 rules (--deepspeed-version)");
+  r = run_cli({"sessions", "show", "v8", "--db", db_, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["detail"]["origin_details"]["deepspeed_version"], "0.19.8") << r.out;
+
+  r = run_cli({"sessions", "import", "--db", db_, "--log", log, "--name", "v7", "--deepspeed-version", "0.19.7"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("rules: DeepSpeed 0.19.7 rules (--deepspeed-version)\n", 0), 0u) << r.out;
+
+  r = run_cli({"sessions", "import", "--db", db_, "--log", log, "--deepspeed-version", "0.20.0"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("0.19.7, 0.19.8"), std::string::npos) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(run_cli({"sessions", "list", "--db", db_, "--json"}).out).size(), 4u)
+      << "alpha, beta, v8 and v7: the refused import wrote nothing";
+}
+
 TEST_F(SessionsCli, ExportRefusesASymlinkTargetAndLeavesWhatItPointsTo) {
   const std::string victim = testing::temp_path("victim"), link = testing::temp_path("link");
   testing::write_bytes(victim, "keep me");

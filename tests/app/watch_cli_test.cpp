@@ -1,0 +1,68 @@
+// `shardscope watch --deepspeed-version`: the rules that resolve the watched run's config are said
+// on stderr, recorded in the session's origin details and applied to the recorded config; an
+// unsupported version is refused before anything runs. The watched command is `true`: what is
+// checked here is watch's own part, not DeepSpeed's (tests/sessions/deepspeed runs the real one).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/app/cli_process.hpp"
+#include "tests/engine/temp_dir.hpp"
+
+namespace shardscope::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class WatchCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // An "amp" block: deprecated under 0.19.7, rejected at parse by 0.19.8 (docs/configs.md).
+    std::ofstream(temp_.file("ds.json")) << R"({"train_micro_batch_size_per_gpu": 2, "gradient_clipping": 1.0,
+        "optimizer": {"type": "AdamW", "params": {"lr": 0.001}}, "amp": {"enabled": false}})";
+  }
+  ProcessResult watch(const std::string& name, const std::string& version) const {
+    return run_cli({"watch", "--db", db(), "--out", temp_.file("out_" + name), "--name", name, "--deepspeed-version",
+                    version, "--", "true", "--deepspeed_config", temp_.file("ds.json")});
+  }
+  Json session(const std::string& name) const {
+    const auto r = run_cli({"sessions", "show", name, "--db", db(), "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return Json::parse(r.out, nullptr, false)["detail"];
+  }
+  std::string db() const { return temp_.file("w.db"); }
+  test::TempDir temp_;
+};
+
+TEST_F(WatchCli, DeepSpeedVersionIsSaidRecordedAndApplied) {
+  for (const std::string version : {"0.19.7", "0.19.8"}) {
+    const auto r = watch("v" + version, version);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "shardscope watch: rules: DeepSpeed " + version + " rules (--deepspeed-version)\n"))
+        << r.err;
+    const Json s = session("v" + version);
+    EXPECT_EQ(s["origin_details"]["deepspeed_version"], version) << s.dump(2);
+    EXPECT_EQ(s["origin_details"]["deepspeed_rules"], "DeepSpeed " + version + " rules (--deepspeed-version)");
+  }
+  // 0.19.7 resolves the config (its defaults written out); 0.19.8 refuses "amp", so the session
+  // keeps the file as written.
+  EXPECT_TRUE(session("v0.19.7")["config"].contains("zero_optimization"));
+  EXPECT_FALSE(session("v0.19.8")["config"].contains("zero_optimization"));
+}
+
+TEST_F(WatchCli, AnUnsupportedVersionIsRefusedBeforeAnythingRuns) {
+  const auto r = watch("bad", "0.19.6");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "0.19.7, 0.19.8")) << r.err;
+  EXPECT_FALSE(temp_.exists("w.db")) << "no session store was created";
+  EXPECT_FALSE(temp_.exists("out_bad"));
+}
+
+}  // namespace
+}  // namespace shardscope::testing
