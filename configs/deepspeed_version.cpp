@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 extern char** environ;
@@ -34,8 +35,9 @@ const char* kProbe =
     "except m.PackageNotFoundError:\n"
     "    pass\n";
 
-/// Runs `python -c kProbe` and returns its stdout, or nullopt when the interpreter cannot be run.
-std::optional<std::string> run_probe(const std::string& python) {
+/// Runs `python -c code args...` and returns its stdout, or nullopt when the interpreter cannot be run.
+std::optional<std::string> run_probe(const std::string& python, const char* code_text = kProbe,
+                                     std::vector<std::string> args = {}) {
   int out[2];
   if (pipe(out) != 0) return std::nullopt;
   posix_spawn_file_actions_t actions;
@@ -44,11 +46,13 @@ std::optional<std::string> run_probe(const std::string& python) {
   posix_spawn_file_actions_addclose(&actions, out[0]);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", 0, 0);
   std::string flag = "-c";
-  std::string code = kProbe;
+  std::string code = code_text;
   std::string program = python;
-  char* argv[] = {program.data(), flag.data(), code.data(), nullptr};
+  std::vector<char*> argv = {program.data(), flag.data(), code.data()};
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv, environ);
+  const int spawned = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   std::string text;
@@ -135,8 +139,10 @@ std::string metadata_version(const fs::path& dist_info) {
   return "";
 }
 
-/// The first deepspeed-*.dist-info in import order: each folder, then what its .pth files add.
-std::optional<InstalledDeepSpeed> read_dist_info(const std::string& python, const std::vector<fs::path>& dirs) {
+/// The first <package>-*.dist-info in import order (each folder, then what its .pth files add):
+/// its version and folder, or nullopt.
+std::optional<std::pair<std::string, std::string>> find_dist_info(const std::string& package,
+                                                                  const std::vector<fs::path>& dirs) {
   std::vector<fs::path> order;
   for (const auto& dir : dirs) order.push_back(dir);
   for (const auto& dir : dirs)
@@ -145,11 +151,25 @@ std::optional<InstalledDeepSpeed> read_dist_info(const std::string& python, cons
   for (const auto& dir : order)
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (name.rfind("deepspeed-", 0) != 0 || entry.path().extension() != ".dist-info") continue;
-      return InstalledDeepSpeed{python, metadata_version(entry.path()), dir.string()};
+      if (name.rfind(package + "-", 0) != 0 || entry.path().extension() != ".dist-info") continue;
+      return std::make_pair(metadata_version(entry.path()), dir.string());
     }
-  return InstalledDeepSpeed{python, "", ""};
+  return std::nullopt;
 }
+
+std::optional<InstalledDeepSpeed> read_dist_info(const std::string& python, const std::vector<fs::path>& dirs) {
+  const auto found = find_dist_info("deepspeed", dirs);
+  return found ? InstalledDeepSpeed{python, found->first, found->second} : InstalledDeepSpeed{python, "", ""};
+}
+
+// Prints "name version" for each installed distribution named on the command line.
+const char* kVersionsProbe =
+    "import sys, importlib.metadata as m\n"
+    "for n in sys.argv[1:]:\n"
+    "    try:\n"
+    "        print(n, m.version(n))\n"
+    "    except m.PackageNotFoundError:\n"
+    "        pass\n";
 
 }  // namespace
 
@@ -194,6 +214,37 @@ std::optional<InstalledDeepSpeed> find_installed_deepspeed() {
   std::getline(lines, found.version);
   std::getline(lines, found.location);
   return found;
+}
+
+std::map<std::string, std::string> installed_package_versions(const std::string& python,
+                                                              const std::vector<std::string>& packages) {
+  std::map<std::string, std::string> out;
+  const std::string found_path = search_path(python);
+  if (found_path.empty()) return out;
+  if (const auto dirs = site_dirs_of(found_path)) {
+    for (const auto& package : packages)
+      if (const auto found = find_dist_info(package, *dirs); found && !found->first.empty()) out[package] = found->first;
+    return out;
+  }
+  const auto output = run_probe(python, kVersionsProbe, packages);
+  std::istringstream lines(output.value_or(""));
+  std::string name, version;
+  while (lines >> name >> version) out[name] = version;
+  return out;
+}
+
+std::string python_of_program(const std::string& program) {
+  const std::string path = search_path(program);
+  if (path.empty()) return "";
+  if (is_elf(fs::path(path))) return fs::path(path).filename().string().rfind("python", 0) == 0 ? path : "";
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line) || line.rfind("#!", 0) != 0) return "";
+  std::istringstream words(line.substr(2));
+  std::string interpreter, argument;
+  words >> interpreter >> argument;
+  if (fs::path(interpreter).filename() == "env") interpreter = search_path(argument);
+  return fs::path(interpreter).filename().string().rfind("python", 0) == 0 ? interpreter : "";
 }
 
 std::string DeepSpeedRules::describe() const {

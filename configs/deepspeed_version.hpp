@@ -4,6 +4,7 @@
 // out, the default is the DeepSpeed installed in the user's Python (its dist-info version, read
 // without importing torch), else 0.19.7.
 
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,17 @@ struct InstalledDeepSpeed {
 /// Asks $SHARDSCOPE_PYTHON (else the python3 on PATH, i.e. the active virtual environment) for
 /// importlib.metadata's deepspeed distribution; nullopt when there is no such Python.
 std::optional<InstalledDeepSpeed> find_installed_deepspeed();
+
+/// The versions of `packages` ("deepspeed", "transformers", "accelerate") installed for the
+/// Python `python` (a name on PATH or a path), read from their dist-info like
+/// find_installed_deepspeed; a package that is absent is left out.
+std::map<std::string, std::string> installed_package_versions(const std::string& python,
+                                                              const std::vector<std::string>& packages);
+
+/// The Python that runs `program` (a name on PATH or a path): itself when it is a python
+/// interpreter, else its "#!" line's interpreter (deepspeed, torchrun, accelerate are scripts);
+/// empty when neither.
+std::string python_of_program(const std::string& program);
 
 /// Which rules apply, and why: shown by every command that applies them.
 struct DeepSpeedRules {

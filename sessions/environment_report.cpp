@@ -112,6 +112,8 @@ json report_to_json(const EnvironmentReport& r) {
                    {"cudnn", r.versions.cudnn},           {"nccl", r.versions.nccl},
                    {"qt", r.versions.qt},                 {"compiler", r.versions.compiler}};
   if (!r.versions.deepspeed.empty()) versions["deepspeed"] = r.versions.deepspeed;
+  if (!r.versions.transformers.empty()) versions["transformers"] = r.versions.transformers;
+  if (!r.versions.accelerate.empty()) versions["accelerate"] = r.versions.accelerate;
   json gpus = json::array();
   for (const auto& g : r.accelerator.gpus)
     gpus.push_back({{"index", g.index}, {"name", g.name}, {"memory_bytes", g.memory_bytes},
@@ -156,6 +158,8 @@ EnvironmentReport report_from_json(const json& j) {
                 get_as<std::string>(v, "cudnn"),      get_as<std::string>(v, "nccl"),
                 get_as<std::string>(v, "qt"),         get_as<std::string>(v, "compiler")};
   if (v.contains("deepspeed")) r.versions.deepspeed = get_as<std::string>(v, "deepspeed");  // runs of DeepSpeed only
+  if (v.contains("transformers")) r.versions.transformers = get_as<std::string>(v, "transformers");
+  if (v.contains("accelerate")) r.versions.accelerate = get_as<std::string>(v, "accelerate");
   const json& a = require(j, "accelerator");
   r.accelerator.backend = get_as<std::string>(a, "backend");
   r.accelerator.note = get_as<std::string>(a, "note");
@@ -200,6 +204,8 @@ std::string format_report_text(const EnvironmentReport& r) {
   dotted(out, "nccl version", v.nccl.empty() ? "None" : v.nccl);
   if (!v.qt.empty()) dotted(out, "qt version", v.qt);
   if (!v.deepspeed.empty()) dotted(out, "deepspeed version", v.deepspeed);
+  if (!v.transformers.empty()) dotted(out, "transformers version", v.transformers);
+  if (!v.accelerate.empty()) dotted(out, "accelerate version", v.accelerate);
   dotted(out, "compiler", v.compiler);
   const auto& h = r.host;
   dotted(out, "host", h.hostname);

@@ -23,6 +23,8 @@ struct VersionsInfo {
   std::string qt;            ///< filled in by the GUI only
   std::string compiler;
   std::string deepspeed;     ///< DeepSpeed's version, for runs of DeepSpeed itself (imported, watched)
+  std::string transformers; ///< Hugging Face transformers' version, for watched Trainer runs
+  std::string accelerate;   ///< Hugging Face Accelerate's version, likewise
 };
 
 struct GpuInfo {

@@ -1,5 +1,6 @@
 // What changed beside what moved: versions, hardware, config values, flipped DeepSpeed defaults,
 // run flags; and the refusal to compare sessions of different models.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <map>
@@ -45,6 +46,8 @@ std::string deepspeed_of(const SessionDetail& d) {
   return d.info.origin.empty() ? "0.19.7" : "";
 }
 
+constexpr const char* kNoSuchKey = "(no such key)";
+
 struct DefaultFlip {
   const char* path;         // config path; "" when no config key sets it
   const char* block;        // the block that must be present for the value to matter ("" = always)
@@ -60,6 +63,9 @@ constexpr DefaultFlip kFlips[] = {
     {"zero_optimization.offload_optimizer.pin_memory", "zero_optimization.offload_optimizer", {0, 19, 5}, "false", "true"},
     {"zero_optimization.offload_param.pin_memory", "zero_optimization.offload_param", {0, 19, 5}, "false", "true"},
     {"", "", {0, 19, 6}, "30 min", "10 min"},  // process-group timeout (DEEPSPEED_TIMEOUT)
+    // Keys 0.19.8 added (docs/configs.md, "DeepSpeed versions"): absent from 0.19.7's config.
+    {"disable_python_gc", "", {0, 19, 8}, kNoSuchKey, "false"},
+    {"data_types.keep_in_fp32_modules", "", {0, 19, 8}, kNoSuchKey, "auto"},
 };
 
 std::optional<std::string> leaf(const Leaves& leaves, const std::string& path) {
@@ -88,14 +94,20 @@ std::optional<ChangedValue> flip_row(const DefaultFlip& flip, const std::vector<
     const auto set = *flip.path ? leaf(configs[i], flip.path) : std::nullopt;
     relevant = relevant || has_block(configs[i], flip.block);
     if (!v) row.values.emplace_back(std::nullopt);
-    else row.values.emplace_back(set ? *set : std::string(after ? flip.after : flip.before) + " (default of " + ds + ")");
+    else if (!after && flip.before == kNoSuchKey)  // the older release ignores the key, set or not
+      row.values.emplace_back(set ? *set + " (ignored: no such key in " + ds + ")" : std::string(kNoSuchKey) + " in " + ds);
+    else if (set) row.values.emplace_back(*set);
+    else row.values.emplace_back(std::string(after ? flip.after : flip.before) + " (default of " + ds + ")");
     releases += (releases.empty() ? "" : ", ") + (ds.empty() ? std::string("unknown") : ds);
   }
   if (!(straddles_before && straddles_after) || !relevant) return std::nullopt;
   char since[32];
   std::snprintf(since, sizeof since, "%d.%d.%d", flip.since[0], flip.since[1], flip.since[2]);
-  row.note = std::string("DeepSpeed changed this default from ") + flip.before + " to " + flip.after + " in " + since +
-             "; the sessions ran under " + releases;
+  row.note = flip.before == kNoSuchKey
+                 ? std::string("DeepSpeed added this key in ") + since + " (default " + flip.after +
+                       "); the sessions ran under " + releases
+                 : std::string("DeepSpeed changed this default from ") + flip.before + " to " + flip.after + " in " +
+                       since + "; the sessions ran under " + releases;
   return row;
 }
 
@@ -160,6 +172,25 @@ std::vector<ChangedValue> regression_changes(const std::vector<SessionDetail>& s
   for (const auto& flip : kFlips)
     if (auto row = flip_row(flip, sessions, configs)) out.push_back(std::move(*row));
   add_rows(runs, "run", out);
+  return out;
+}
+
+std::vector<ChangedValue> deepspeed_release_changes(const std::vector<SessionDetail>& sessions) {
+  std::vector<Leaves> configs;
+  for (const auto& d : sessions) configs.push_back(config_leaves(d));
+  std::vector<ChangedValue> out;
+  ChangedValue release{"version", "versions.deepspeed", {}, ""};
+  for (const auto& d : sessions) {
+    const std::string ds = deepspeed_of(d);
+    release.values.emplace_back(ds.empty() ? std::nullopt : std::optional<std::string>(ds));
+  }
+  const bool differ = std::any_of(release.values.begin(), release.values.end(),
+                                  [&](const auto& v) { return v != release.values.front(); });
+  if (!differ) return out;
+  release.note = "the sessions ran under different DeepSpeed releases (ShardScope's engine follows 0.19.7)";
+  out.push_back(std::move(release));
+  for (const auto& flip : kFlips)
+    if (auto row = flip_row(flip, sessions, configs)) out.push_back(std::move(*row));
   return out;
 }
 

@@ -14,6 +14,11 @@ namespace shardscope::sessions::detail {
 /// in, config values, DeepSpeed defaults that flipped between their releases, and run flags.
 std::vector<ChangedValue> regression_changes(const std::vector<SessionDetail>& sessions);
 
+/// Where the sessions ran under different DeepSpeed releases: that row ("versions.deepspeed"), then
+/// what the releases imply for their effective configs (defaults that flipped, keys added); empty
+/// when every session ran under one release. For `sessions compare`.
+std::vector<ChangedValue> deepspeed_release_changes(const std::vector<SessionDetail>& sessions);
+
 /// Throws SessionsError(kInvalidArgument) when a candidate trains another model than the baseline.
 void require_same_model(const std::vector<SessionDetail>& baseline, const std::vector<SessionDetail>& candidate);
 

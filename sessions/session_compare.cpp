@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sessions/errors.hpp"
+#include "sessions/regression_internal.hpp"
 #include "sessions/series_reader.hpp"
 #include "sessions/store.hpp"
 
@@ -266,9 +267,10 @@ SessionComparison compare_sessions(Store& store, const std::vector<std::int64_t>
   check_ids(ids);
   SessionComparison out;
   std::vector<Leaves> configs, environments, runs;
+  std::vector<SessionDetail> details;
   std::set<std::string> timer_names, series_names;
   for (auto id : ids) {
-    const SessionDetail detail = load_session(store, id);
+    const SessionDetail& detail = details.emplace_back(load_session(store, id));
     out.sessions.push_back(summarize_session(store, id, options.summary));
     configs.push_back(config_leaves(detail, store));
     environments.push_back(environment_leaves(detail));
@@ -297,6 +299,8 @@ SessionComparison compare_sessions(Store& store, const std::vector<std::int64_t>
   out.config_diff = diff_documents(configs, options.diff_only);
   out.environment_diff = diff_documents(environments, options.diff_only);
   out.run_diff = diff_documents(runs, options.diff_only);
+  for (auto& c : detail::deepspeed_release_changes(details))
+    out.deepspeed_release.push_back({std::move(c.path), std::move(c.values), std::move(c.note)});
   return out;
 }
 

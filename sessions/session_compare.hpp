@@ -53,6 +53,14 @@ struct CompareOptions {
   SummaryOptions summary;
 };
 
+/// A difference the sessions' DeepSpeed releases make: the release itself, or a config value whose
+/// default or presence changed between them, with the value each session ran with.
+struct ReleaseChange {
+  std::string path;                                ///< "versions.deepspeed", "gradient_clipping", ...
+  std::vector<std::optional<std::string>> values;  ///< per session
+  std::string note;                                ///< which release changed what
+};
+
 struct SessionComparison {
   std::vector<SessionSummary> sessions;
   std::vector<AlignedCurve> curves;
@@ -60,6 +68,7 @@ struct SessionComparison {
   std::vector<DiffRow> config_diff;
   std::vector<DiffRow> environment_diff;
   std::vector<DiffRow> run_diff;  ///< command lines and their flags, ranks, hosts (run_leaves)
+  std::vector<ReleaseChange> deepspeed_release;  ///< empty unless the DeepSpeed releases differ
 };
 
 /// Compares the sessions in order (the first is the baseline). Throws SessionsError

@@ -141,6 +141,13 @@ json comparison_to_json(const SessionComparison& c, bool include_curves) {
               {"config_diff", diff_rows(c.config_diff)},
               {"environment_diff", diff_rows(c.environment_diff)},
               {"run_diff", diff_rows(c.run_diff)}};
+  json release = json::array();
+  for (const auto& r : c.deepspeed_release) {
+    json values = json::array();
+    for (const auto& v : r.values) values.push_back(v ? json(*v) : json(nullptr));
+    release.push_back({{"path", r.path}, {"values", values}, {"note", r.note}});
+  }
+  out["deepspeed_release"] = release;
   if (include_curves) {
     json curves = json::array();
     for (const auto& curve : c.curves) {

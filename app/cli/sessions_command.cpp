@@ -429,6 +429,21 @@ void print_diff(const char* title, const std::vector<DiffRow>& rows, const std::
   print_table(std::cout, t);
 }
 
+// Runs of different DeepSpeed releases: the releases, then what they imply for the configs.
+void print_release_changes(const std::vector<sessions::ReleaseChange>& rows, std::vector<std::string> header) {
+  if (rows.empty()) return;
+  std::cout << "\nDeepSpeed releases differ; what that changes in the effective configs:\n";
+  header.push_back("why");
+  Table t{header};
+  for (const auto& r : rows) {
+    std::vector<std::string> line{r.path};
+    for (const auto& v : r.values) line.push_back(v ? *v : "(unknown)");
+    line.push_back(r.note);
+    t.push_back(line);
+  }
+  print_table(std::cout, t);
+}
+
 void print_comparison(const SessionComparison& c, std::int64_t every, bool curves) {
   std::vector<std::string> header{"quantity"};
   for (const auto& s : c.sessions) header.push_back("#" + std::to_string(s.info.id) + " " + s.info.name);
@@ -445,6 +460,7 @@ void print_comparison(const SessionComparison& c, std::int64_t every, bool curve
   print_diff("run diff", c.run_diff, header);
   print_diff("config diff", c.config_diff, header);
   print_diff("environment diff", c.environment_diff, header);
+  print_release_changes(c.deepspeed_release, header);
   if (!curves) return;
   for (const auto& curve : c.curves) {
     header[0] = "step";

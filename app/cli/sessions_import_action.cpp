@@ -29,6 +29,7 @@ DeepSpeedImportSources sources_of(const ParsedArgs& parsed) {
   s.tensorboard_dir = parsed.value("tensorboard");
   s.log_files = parsed.values("log");
   s.config_file = parsed.value("config");
+  s.trainer_state = parsed.value("trainer-state");
   for (const auto& t : parsed.values("trace")) s.traces.push_back(trace_argument(t));
   return s;
 }
@@ -48,14 +49,18 @@ nlohmann::json result_to_json(const DeepSpeedImportResult& r, const configs::Dee
 int run_sessions_import(const CommandArgs& args) {
   ArgParser parser("sessions import",
                    "Imports a DeepSpeed run as a session, from any of its csv_monitor folder, TensorBoard folder,\n"
-                   "log (the launcher's output or per-rank logs), ds_config.json and PyTorch profiler traces\n"
-                   "(Chrome trace JSON, one per rank). What the files do not say stays unknown. The session is\n"
+                   "log (the launcher's output or per-rank logs, a Hugging Face Trainer's log dicts included),\n"
+                   "ds_config.json, a Trainer's trainer_state.json and PyTorch profiler traces (Chrome trace\n"
+                   "JSON, one per rank). What the files do not say stays unknown. The session is\n"
                    "written in one transaction. See docs/sessions.md, \"Importing DeepSpeed runs\".");
   parser.option("db", "FILE", "the session store (created if missing)")
       .option("csv", "DIR", "csv_monitor's output_path/job_name folder")
       .option("tensorboard", "DIR", "tensorboard's output_path/job_name folder (events.out.tfevents.*)")
       .option("log", "FILE", "DeepSpeed's console output (repeatable: per-rank logs *_rank<R>.log)", true)
-      .option("config", "FILE", "the run's ds_config.json")
+      .option("config", "FILE", "the run's ds_config.json (the config DeepSpeed printed in the log, when there, "
+                                "is recorded as the one it ran with; this file as written beside it)")
+      .option("trainer-state", "FILE", "a Hugging Face Trainer's trainer_state.json (its log_history: loss, "
+                                       "grad norm, learning rate, eval metrics at every logged step)")
       .option("trace", "[RANK=]FILE", "a PyTorch profiler trace; the rank from the trace or its name (repeatable)", true)
       .option("name", "TEXT", "session name (default: the monitor's job name or the config's name)")
       .option("tag", "TEXT", "a tag (repeatable)", true)

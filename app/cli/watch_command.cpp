@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -21,7 +22,9 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/deepspeed_version_flag.hpp"
 #include "app/cli/commands.hpp"
+#include "configs/deepspeed_version.hpp"
 #include "configs/display_text.hpp"
+#include "diagnosis/failed_start.hpp"
 #include "engine/launcher/launch_error.hpp"
 #include "engine/launcher/process_tree.hpp"
 #include "engine/launcher/rank_supervisor.hpp"
@@ -29,6 +32,7 @@
 #include "sessions/import/deepspeed_run_facts.hpp"
 #include "sessions/import/import_error.hpp"
 #include "sessions/import/run_follower.hpp"
+#include "sessions/import/trainer_log.hpp"
 #include "sessions/import/watch_plan.hpp"
 
 extern char** environ;
@@ -58,6 +62,8 @@ ArgParser watch_parser() {
   add_deepspeed_version_option(parser);
   return parser;
 }
+
+constexpr std::size_t kOutputTailLines = 200;
 
 std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
@@ -173,7 +179,7 @@ class Poller {
 };
 
 launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollower& follower, EventSink& sink,
-                                        std::mutex& mutex, std::ofstream& log) {
+                                        std::mutex& mutex, std::ofstream& log, std::deque<std::string>& tail) {
   launcher::SupervisorOptions options;
   launcher::RankSpec spec;
   spec.command = {w.program, w.plan.command, current_environment()};
@@ -186,6 +192,8 @@ launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollo
     std::lock_guard<std::mutex> lock(mutex);
     if (line.rank < 0) return sink.send(line);  // the supervisor's own messages, not the command's output
     log << line.text << "\n";
+    tail.push_back(line.text);
+    if (tail.size() > kOutputTailLines) tail.pop_front();
     follower.on_output_line(line.text);
   };
   Poller poller(follower, mutex, w.poll_ms);
@@ -193,19 +201,71 @@ launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollo
   return supervisor.run();
 }
 
+// The config the run used: what DeepSpeed printed it ran with (after a Trainer filled its "auto"
+// values), with the keys the watch copy changed put back, else the file as written; resolved for
+// the world size the launcher named.
+std::string effective_config(const WatchContext& w, const DeepSpeedRunFollower& follower, nlohmann::json& details) {
+  const auto& printed = follower.facts().user_config_json;
+  details["config_as_written"] = nlohmann::json::parse(w.plan.user_config_json, nullptr, false);
+  details["effective_config"] = printed.empty() ? "as written (DeepSpeed printed no config)"
+                                                : "as DeepSpeed printed it at engine start";
+  if (printed.empty() && !follower.facts().world_size) return w.config_json;
+  std::vector<std::string> notes;
+  const std::string text = printed.empty() ? w.plan.config_json : effective_user_config(printed, w.plan);
+  return record_deepspeed_config(text, w.plan.config_copy, follower.facts().world_size, notes, w.rules.version).json;
+}
+
+// The Trainer's trainer_state.json written during the run (under the working folder or the
+// command's --output_dir): exact values for what its printed dicts rounded.
+void read_trainer_state(const WatchContext& w, DeepSpeedRunFollower& follower, nlohmann::json& details) {
+  std::vector<std::string> folders{"."};
+  const auto& command = w.plan.command;
+  for (std::size_t i = 0; i + 1 < command.size(); ++i)
+    if (command[i] == "--output_dir" || command[i] == "--output-dir") folders.insert(folders.begin(), command[i + 1]);
+  for (const auto& folder : folders) {
+    const auto path = find_trainer_state(folder, w.started_at);
+    if (!path) continue;
+    try {
+      details["trainer_state"] = fs::absolute(*path).lexically_normal().string();
+      details["trainer_state_records"] = follower.read_trainer_state_file(*path);
+    } catch (const ImportError& error) {
+      std::cerr << "shardscope watch: " << configs::shown_text(error.what()) << "\n";
+    }
+    return;
+  }
+}
+
+// DeepSpeed's, transformers' and Accelerate's versions in the Python that ran the command.
+void record_versions(const WatchContext& w, RunStart& start) {
+  const std::string python = configs::python_of_program(w.program);
+  if (python.empty()) return;
+  auto versions = configs::installed_package_versions(python, {"deepspeed", "transformers", "accelerate"});
+  auto& v = start.environment.versions;
+  if (v.deepspeed.empty()) v.deepspeed = versions["deepspeed"];  // the log's own line wins
+  v.transformers = versions["transformers"];
+  v.accelerate = versions["accelerate"];
+}
+
+// A command that failed before its first step gets a finding saying why and how to launch it.
+void report_failed_start(const DeepSpeedRunFollower& follower, const std::deque<std::string>& tail,
+                         const launcher::SupervisorResult& result, EventSink& sink) {
+  if (follower.steps_sent() > 0) return;
+  const auto finding = diagnosis::diagnose_failed_start({tail.begin(), tail.end()}, result.exit_code);
+  if (!finding) return;
+  std::cerr << "shardscope watch: " << finding->summary << "\n  fix: " << finding->suggested_fix << "\n";
+  sink.send(*finding);
+}
+
 void record_end(const WatchContext& w, const std::string& out_dir, FileEventSink& sink,
                 DeepSpeedRunFollower& follower, const launcher::SupervisorResult& result) {
   RunStartInputs inputs = start_inputs(w);
-  if (const auto world = follower.facts().world_size) {
-    // Now that the launcher named the world size, the batch keys resolve as they did in the run.
-    std::vector<std::string> notes;
-    inputs.config_json =
-        record_deepspeed_config(w.plan.config_json, w.plan.config_copy, world, notes, w.rules.version).json;
-  }
+  nlohmann::json details = origin_details(w, out_dir);
+  inputs.config_json = effective_config(w, follower, details);
+  read_trainer_state(w, follower, details);
   RunStart start = deepspeed_run_start(follower.facts(), inputs);
   start.started_at = w.started_at;  // the watcher saw the real start
+  record_versions(w, start);
   sink.send(start);
-  nlohmann::json details = origin_details(w, out_dir);
   details["exit_code"] = result.exit_code;  // the command's own, as a shell reports it
   sink.send(SessionOrigin{"deepspeed-watch", details.dump()});
   RunEnd end = deepspeed_run_end(follower.facts(), result.status);
@@ -254,9 +314,10 @@ int run_watch_command(const CommandArgs& args) {
   std::ofstream log(fs::path(out_dir) / "output.log", std::ios::trunc);
   std::mutex mutex;
   DeepSpeedRunFollower follower(sink, {w.plan.csv_dir, w.train_batch_size});
+  std::deque<std::string> tail;  // the output's last lines, for a run that fails before its first step
   launcher::SupervisorResult result;
   try {
-    result = run_followed(w, follower, sink, mutex, log);
+    result = run_followed(w, follower, sink, mutex, log, tail);
   } catch (const launcher::LaunchError& error) {
     std::cerr << "shardscope watch: error: " << configs::shown_text(error.what()) << "\n";
     result.status = "failed";
@@ -266,6 +327,7 @@ int run_watch_command(const CommandArgs& args) {
   if (const auto ended = launcher::end_descendants(5.0))
     std::cerr << "shardscope watch: ended " << ended << " process(es) the command left behind\n";
   follower.finish();
+  report_failed_start(follower, tail, result, sink);
   record_end(w, out_dir, sink, follower, result);
   print_closing_summary("shardscope watch", "the command", result.exit_code, w.uid, w.db);
   return result.exit_code;

@@ -13,6 +13,7 @@
 #include "sessions/import/monitor_series.hpp"
 #include "sessions/import/step_merger.hpp"
 #include "sessions/import/tensorboard_events.hpp"
+#include "sessions/import/trainer_log.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 #include "sessions/store_writer.hpp"
@@ -24,6 +25,7 @@ namespace {
 constexpr std::size_t kRecordsPerBatch = 10000;
 
 struct ImportRun {
+  ImportRun(const DeepSpeedImportSources& s, const DeepSpeedImportOptions& o) : sources(s), options(o) {}
   const DeepSpeedImportSources& sources;
   const DeepSpeedImportOptions& options;
   DeepSpeedImportResult result;
@@ -31,7 +33,10 @@ struct ImportRun {
   StepMerger steps;
   std::vector<Event> other;               ///< series, comm tables, logs, profiled window
   std::vector<MonitorSeries> csv, tensorboard;
+  std::vector<TrainerLogRecord> trainer;  ///< the Trainer's log dicts (from the logs, TensorBoard, trainer_state.json)
+  bool trainer_exact = false;             ///< from TensorBoard or trainer_state.json, not rounded prints
   RecordedConfig config;
+  std::string config_as_written;  ///< the config file's text, when one was given
   std::vector<std::string> hosts;
   std::optional<int> trace_world_size;
   std::optional<double> first_wall_time;
@@ -60,6 +65,20 @@ void check_text_log(const std::string& path, std::string_view bytes) {
                       "rank printed");
 }
 
+// The Hugging Face Trainer's log dicts in a log (rank 0's output), each with its step.
+void read_trainer_lines(ImportRun& run, std::string_view bytes) {
+  if (run.trainer_exact) return;
+  TrainerOutputReader reader;
+  for (std::size_t at = 0; at < bytes.size();) {
+    const auto end = std::min(bytes.find('\n', at), bytes.size());
+    reader.feed_line(bytes.substr(at, end - at));
+    at = end + 1;
+  }
+  reader.finish();
+  auto records = reader.take_records();
+  run.trainer.insert(run.trainer.end(), records.begin(), records.end());
+}
+
 void read_logs(ImportRun& run) {
   for (const auto& path : run.sources.log_files) {
     // A per-rank log of --enable_each_rank_log ("..._rank3.log") holds that rank's lines.
@@ -69,6 +88,7 @@ void read_logs(ImportRun& run) {
     check_text_log(path, bytes);
     parser.feed_text(bytes);
     parser.finish();
+    read_trainer_lines(run, bytes);
     for (auto& e : parser.take_events()) {
       if (std::holds_alternative<StepMetrics>(e) || std::holds_alternative<TimerBreakdown>(e)) run.steps.add(e, false);
       else run.other.push_back(std::move(e));
@@ -80,6 +100,44 @@ void read_logs(ImportRun& run) {
   }
 }
 
+// A Trainer's TensorBoard scalars ("train/loss", "eval/loss" at global_step) are its log dicts
+// at full float32 precision: they replace the printed ones; DeepSpeed's own stay monitor series.
+void take_trainer_tensorboard(ImportRun& run) {
+  std::vector<MonitorSeries> deepspeed, trainer;
+  for (auto& s : run.tensorboard) (is_trainer_tensorboard_series(s.name) ? trainer : deepspeed).push_back(std::move(s));
+  run.tensorboard = std::move(deepspeed);
+  if (trainer.empty() || run.trainer_exact) return;
+  run.trainer = trainer_records_from_tensorboard(trainer);
+  run.trainer_exact = true;
+}
+
+void read_trainer_state_source(ImportRun& run) {
+  if (!run.sources.trainer_state) return;
+  run.progress("trainer_state");
+  run.trainer = read_trainer_state(*run.sources.trainer_state);
+  run.trainer_exact = true;
+}
+
+// The Trainer's records as steps (its loss, grad norm, lr at the next step: DeepSpeed stepped the
+// scheduler before the Trainer read it) and series; exact sources are authoritative.
+void add_trainer_steps(ImportRun& run) {
+  if (run.trainer.empty()) return;
+  // Under DeepSpeed the Trainer reads the rate after engine.step() stepped the scheduler; under
+  // plain PyTorch before its own scheduler.step(). Only DeepSpeed's own files tell which.
+  TrainerEventOptions options;
+  options.lr_is_next_steps = run.sources.config_file || run.sources.csv_monitor_dir || !run.tensorboard.empty() ||
+                             !run.facts.user_config_json.empty() || !run.facts.deepspeed_version.empty() ||
+                             !run.facts.ranks.empty();
+  if (!options.lr_is_next_steps)
+    run.result.notes.push_back("no DeepSpeed file was given beside the Trainer's records: its learning rate is taken "
+                               "as read before the scheduler stepped (plain PyTorch); under DeepSpeed it is the next "
+                               "step's: pass the run's --config to say so");
+  for (auto& e : trainer_records_to_events(run.trainer, options)) {
+    if (std::holds_alternative<StepMetrics>(e)) run.steps.add(e, run.trainer_exact);
+    else run.other.push_back(std::move(e));
+  }
+}
+
 void read_monitors(ImportRun& run) {
   if (run.sources.csv_monitor_dir) {
     run.progress("csv_monitor");
@@ -88,6 +146,7 @@ void read_monitors(ImportRun& run) {
   if (run.sources.tensorboard_dir) {
     run.progress("tensorboard");
     run.tensorboard = read_tensorboard_folder(*run.sources.tensorboard_dir);
+    take_trainer_tensorboard(run);
     std::error_code error;
     for (auto it = fs::recursive_directory_iterator(*run.sources.tensorboard_dir, error);
          it != fs::recursive_directory_iterator(); ++it)
@@ -128,19 +187,22 @@ void add_monitor_steps(ImportRun& run) {
   }
 }
 
+// The config DeepSpeed printed it ran with (after a Trainer filled its "auto" values) is the
+// session's; the file, when given too, is kept as written in the origin details.
 void read_config(ImportRun& run) {
   std::string text, file;
   if (run.sources.config_file) {
     file = *run.sources.config_file;
     text = read_config_file_bytes(file);
-  } else if (!run.facts.user_config_json.empty()) {
+    run.config_as_written = text;
+  }
+  if (!run.facts.user_config_json.empty()) {
     file = "the config printed in the log";
     text = run.facts.user_config_json;
-  } else {
-    return;
   }
+  if (text.empty()) return;
   run.config = record_deepspeed_config(text, file, run.facts.world_size ? run.facts.world_size : run.trace_world_size,
-                                       run.result.notes);
+                                       run.result.notes, run.options.deepspeed_version);
 }
 
 // Records of a trace as batches of at most kRecordsPerBatch, moved (the trace goes right after).
@@ -196,6 +258,7 @@ std::string default_name(const ImportRun& run) {
   for (const auto& dir : {run.sources.csv_monitor_dir, run.sources.tensorboard_dir})
     if (dir) return fs::path(*dir).lexically_normal().filename().string();
   if (run.sources.config_file) return fs::path(*run.sources.config_file).stem().string();
+  if (run.sources.trainer_state) return fs::path(*run.sources.trainer_state).parent_path().filename().string();
   if (!run.sources.log_files.empty()) return fs::path(run.sources.log_files[0]).stem().string();
   return "deepspeed-import";
 }
@@ -216,6 +279,19 @@ nlohmann::json origin_details(const ImportRun& run) {
   return d;
 }
 
+// What the run used beside what the file says: the file as written and whose config is recorded.
+void add_config_details(const ImportRun& run, nlohmann::json& details) {
+  if (!run.config_as_written.empty()) {
+    const auto written = nlohmann::json::parse(run.config_as_written, nullptr, false);
+    details["config_as_written"] = written.is_discarded() ? nlohmann::json(run.config_as_written) : written;
+  }
+  details["effective_config"] = !run.facts.user_config_json.empty() ? "as DeepSpeed printed it at engine start"
+                                : run.sources.config_file           ? "as written (the log has no config dump)"
+                                                                    : "none";
+  if (run.sources.trainer_state) details["trainer_state"] = fs::absolute(*run.sources.trainer_state).lexically_normal().string();
+  details["trainer_records"] = run.trainer.size();
+}
+
 void count_events(DeepSpeedImportResult& result, const std::vector<Event>& events) {
   for (const auto& e : events) {
     if (std::holds_alternative<SeriesPoint>(e)) ++result.series_points;
@@ -233,7 +309,9 @@ std::vector<Event> session_events(ImportRun& run) {
   inputs.world_size = run.trace_world_size ? run.trace_world_size : run.config.world_size;
   inputs.started_at = run.first_wall_time;
   inputs.hosts = run.hosts;
-  std::vector<Event> events{deepspeed_run_start(run.facts, inputs), SessionOrigin{"deepspeed-import", origin_details(run).dump()}};
+  nlohmann::json details = origin_details(run);
+  add_config_details(run, details);
+  std::vector<Event> events{deepspeed_run_start(run.facts, inputs), SessionOrigin{"deepspeed-import", details.dump()}};
   auto rows = run.steps.all();
   run.result.steps = run.steps.size();
   events.insert(events.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
@@ -248,19 +326,21 @@ std::vector<Event> session_events(ImportRun& run) {
 DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSources& sources,
                                            const DeepSpeedImportOptions& options) {
   if (!sources.csv_monitor_dir && !sources.tensorboard_dir && sources.log_files.empty() && !sources.config_file &&
-      sources.traces.empty())
-    throw ImportError("nothing to import: give a csv_monitor folder, a TensorBoard folder, a log, a ds_config.json "
-                      "or a trace");
-  ImportRun run{sources, options, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0};
-  run.stages = (sources.csv_monitor_dir ? 1 : 0) + (sources.tensorboard_dir ? 1 : 0) + 4;
+      sources.traces.empty() && !sources.trainer_state)
+    throw ImportError("nothing to import: give a csv_monitor folder, a TensorBoard folder, a log, a ds_config.json, "
+                      "a trainer_state.json or a trace");
+  ImportRun run(sources, options);
+  run.stages = (sources.csv_monitor_dir ? 1 : 0) + (sources.tensorboard_dir ? 1 : 0) + (sources.trainer_state ? 1 : 0) + 4;
   run.progress("log");
   read_logs(run);
   run.progress("traces");
   read_traces(run);  // before the config: a trace names the world size the batch keys need
   run.progress("config");
   read_config(run);
+  read_trainer_state_source(run);
   read_monitors(run);
   add_monitor_steps(run);
+  add_trainer_steps(run);
   std::vector<Event> events = session_events(run);
   run.progress("writing");
   run.result.session_uid = new_session_uid();

@@ -1,7 +1,8 @@
 #pragma once
 // Importing a finished DeepSpeed run as a session (`shardscope sessions import`, the GUI's
-// File > Import): from any of its csv_monitor folder, TensorBoard folder, log files, ds_config.json
-// and PyTorch profiler traces. Everything is read and checked first, then written in one
+// File > Import): from any of its csv_monitor folder, TensorBoard folder (DeepSpeed's scalars, and
+// a Hugging Face Trainer's), log files (with the Trainer's log dicts), ds_config.json, the Trainer's
+// trainer_state.json and PyTorch profiler traces. Everything is read and checked first, then written in one
 // transaction, so a failed or cancelled import leaves the store as it was. Plain structs in and
 // out, a progress callback and a cancel flag, so the GUI can run it on a worker thread.
 
@@ -28,6 +29,7 @@ struct DeepSpeedImportSources {
   std::optional<std::string> tensorboard_dir;   ///< tensorboard's output_path/job_name (or output_path)
   std::vector<std::string> log_files;           ///< the launcher's output, or per-rank logs (*rank<R>*)
   std::optional<std::string> config_file;       ///< ds_config.json
+  std::optional<std::string> trainer_state;     ///< a Hugging Face Trainer's trainer_state.json
   std::vector<TraceFile> traces;                ///< PyTorch profiler Chrome traces, one per rank
 };
 

@@ -118,18 +118,42 @@ bool handle_progress_line(DeepSpeedLogParser::State& state, const LogLineParts& 
   const int rank = state.rank_or_default(parts);
   state.anchor_step(rank, *step);
   OpenStep& open = state.step_of(rank);
+  open.has_metrics = true;  // the line itself says the step ran
+  // _report_progress runs after the scheduler stepped: the lr it prints is the next step's.
   if (auto lr = field_after(parts.message, "lr"); lr && !lr->empty() && (*lr)[0] == '[') {
     if (auto value = parse_real(trim(lr->substr(1, lr->find(']') == std::string_view::npos ? std::string_view::npos
                                                                                             : lr->find(']') - 1)))) {
-      open.metrics.lr = *value;
-      open.has_metrics = true;
+      StepMetrics next{};
+      next.rank = rank;
+      next.step = *step + 1;
+      next.lr = *value;
+      state.out.push_back(next);
     }
   }
   if (auto skipped = parse_integer(field_after(parts.message, "skipped").value_or(""))) {
     auto previous = state.last_skipped.find(rank);
     if (previous != state.last_skipped.end() && previous->second.first == *step - 1)
-      open.metrics.skipped = *skipped > previous->second.second;
+      open.metrics.skipped = open.metrics.skipped || *skipped > previous->second.second;
     state.last_skipped[rank] = {*step, *skipped};
+  }
+  return true;
+}
+
+// The loss scaler's overflow lines, both releases: "[deepspeed] OVERFLOW! Rank 0 Skipping step.
+// Attempted loss scale: 65536, reducing to 32768" (dynamic, fp16; the hysteresis variant says
+// "but hysteresis is H"), and 0.19.8's static scaler, "[deepspeed] OVERFLOW! Skipping step.
+// Gradients are non-finite, weights were not updated." (runtime/fp16/loss_scaler.py). The open step
+// was skipped, at the scale it attempted.
+bool handle_overflow_line(DeepSpeedLogParser::State& state, const LogLineParts& parts) {
+  const auto at = parts.message.find("OVERFLOW! ");
+  if (at == std::string_view::npos || parts.message.find("Skipping step") == std::string_view::npos) return false;
+  OpenStep& open = state.step_of(state.rank_or_default(parts));
+  open.metrics.skipped = true;
+  open.has_metrics = true;
+  const auto attempted = parts.message.find("Attempted loss scale: ");
+  if (attempted != std::string_view::npos) {
+    const auto digits = parts.message.substr(attempted + 22);
+    if (auto scale = parse_real(digits.substr(0, digits.find(',')))) open.metrics.loss_scale = *scale;
   }
   return true;
 }
@@ -284,7 +308,7 @@ void DeepSpeedLogParser::feed_line(std::string_view line) {
   s.out.push_back(LogLine{log_rank, parts.time.value_or(s.facts.last_time.value_or(0)), parts.level, std::string(line)});
   if (handle_block_line(s, parts, line)) return;
   if (handle_timer_line(s, parts) || handle_progress_line(s, parts) || handle_throughput_line(s, parts) ||
-      handle_comm_op_line(s, parts))
+      handle_comm_op_line(s, parts) || handle_overflow_line(s, parts))
     return;
   handle_run_fact_line(s, parts);
 }

@@ -94,8 +94,44 @@ bool handle_comms_table_line(DeepSpeedLogParser::State& s, std::string_view raw)
   return !name.empty();
 }
 
+// DeepSpeed prints the config with json.dumps, which writes Python's float('inf') and nan bare
+// ("steps_per_print": inf: the Hugging Face Trainer sets it so): JSON has neither, so infinity
+// becomes the largest double and nan null; text inside strings is left alone.
+std::string json_of_python_dump(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    const bool word_start = i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]));
+    auto bare = [&](const char* word) {
+      const std::size_t n = std::char_traits<char>::length(word);
+      return word_start && text.compare(i, n, word) == 0 &&
+             (i + n == text.size() || !std::isalnum(static_cast<unsigned char>(text[i + n])));
+    };
+    if (bare("Infinity") || bare("inf")) {
+      out += "1.7976931348623157e308";
+      i += bare("inf") ? 2 : 7;
+    } else if (bare("NaN") || bare("nan")) {
+      if (!out.empty() && out.back() == '-') out.pop_back();
+      out += "null";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 void finish_user_config(DeepSpeedLogParser::State& s) {
-  const auto parsed = nlohmann::json::parse(s.config_text, nullptr, /*allow_exceptions=*/false);
+  const auto parsed = nlohmann::json::parse(json_of_python_dump(s.config_text), nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_discarded() && parsed.is_object()) s.facts.user_config_json = parsed.dump();
   s.config_text.clear();
 }

@@ -146,7 +146,10 @@ std::vector<Event> monitor_series_to_events(const std::vector<MonitorSeries>& se
   std::vector<Event> others;
   for (const auto& s : series)
     for (const auto& p : s.points) {
-      const std::int64_t step = per_step > 0 ? p.x / per_step : p.x;
+      std::int64_t step = per_step > 0 ? p.x / per_step : p.x;
+      // DeepSpeed writes lr and loss_scale after its scheduler and loss scaler stepped: the values
+      // the next step runs with, which is where ShardScope's engine records them.
+      if (s.name == "Train/Samples/lr" || s.name == "Train/Samples/loss_scale") ++step;
       auto& row = rows[step];
       row.metrics.step = step;
       row.metrics.wall_time = std::max(row.metrics.wall_time, p.wall_time);

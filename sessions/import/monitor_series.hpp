@@ -50,7 +50,9 @@ struct MonitorStepping {
 };
 
 /// The per-step events of `series` (rank 0: DeepSpeed's monitors write on global rank 0 only):
-/// lr, loss_scale and train_loss fill StepMetrics; elapsed_time_ms_<timer> become timers named as
+/// lr, loss_scale and train_loss fill StepMetrics (lr and loss_scale at the step after the one
+/// DeepSpeed wrote them at: it writes them after its scheduler and scaler stepped, so they are the
+/// values the next step runs with); elapsed_time_ms_<timer> become timers named as
 /// ShardScope's engine names them (forward, backward, backward_inner, backward_allreduce, step)
 /// with step_time_ms = forward + backward + step; every other series becomes SeriesPoints under
 /// its own name. Steps are ordered; a value written twice for a step keeps the last.

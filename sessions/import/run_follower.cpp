@@ -16,9 +16,23 @@ constexpr std::size_t kReadChunk = 4u << 20;
 }  // namespace
 
 DeepSpeedRunFollower::DeepSpeedRunFollower(EventSink& sink, RunFollowerOptions options)
-    : sink_(sink), options_(std::move(options)), log_("output", -1) {}
+    : sink_(sink), options_(std::move(options)), log_("output", -1) {
+  // A Trainer dict without a tqdm bar after it (the bar goes to stderr, the dict to stdout) is at
+  // the step DeepSpeed's csv_monitor last wrote: the Trainer logs right after engine.step().
+  trainer_.set_step_hint([this] { return latest_deepspeed_step_; });
+}
+
+void DeepSpeedRunFollower::take_trainer_records() {
+  for (auto& e : trainer_records_to_events(trainer_.take_records())) {
+    if (std::holds_alternative<StepMetrics>(e)) merger_.add(e, false);  // csv_monitor's lr is exact, the print is not
+    else sink_.send(e);
+  }
+}
 
 void DeepSpeedRunFollower::on_output_line(const std::string& line) {
+  if (line.find("{'") != std::string::npos) poll();  // the step DeepSpeed wrote before the Trainer printed
+  trainer_.feed_line(line);
+  take_trainer_records();
   log_.feed_line(line);
   for (auto& e : log_.take_events()) {
     if (std::holds_alternative<StepMetrics>(e) || std::holds_alternative<TimerBreakdown>(e)) merger_.add(e, false);
@@ -73,6 +87,8 @@ void DeepSpeedRunFollower::flush_unsent() {
   sample_gcd_ = std::gcd(sample_gcd_, samples_per_step(unsent_, {}));
   const std::int64_t per_step = known_samples_per_step() > 0 ? known_samples_per_step() : sample_gcd_;
   if (!unsent_.empty() && per_step > 0) {
+    for (const auto& series : unsent_)
+      for (const auto& p : series.points) latest_deepspeed_step_ = std::max(latest_deepspeed_step_, p.x / per_step);
     for (auto& e : monitor_series_to_events(unsent_, {per_step})) {
       if (std::holds_alternative<SeriesPoint>(e)) sink_.send(e);
       else merger_.add(e, true);
@@ -101,6 +117,8 @@ void DeepSpeedRunFollower::finish() {
   poll();
   for (auto& [path, file] : files_) points_read_ += read_file_safely(path, file, true);
   flush_unsent();
+  trainer_.finish();
+  take_trainer_records();
   log_.finish();
   for (auto& e : log_.take_events()) {
     if (std::holds_alternative<StepMetrics>(e) || std::holds_alternative<TimerBreakdown>(e)) merger_.add(e, false);
@@ -109,8 +127,21 @@ void DeepSpeedRunFollower::finish() {
   send_changed();
 }
 
+std::size_t DeepSpeedRunFollower::read_trainer_state_file(const std::string& path) {
+  const auto records = read_trainer_state(path);
+  for (auto& e : trainer_records_to_events(records)) {
+    if (std::holds_alternative<StepMetrics>(e)) merger_.add(e, true);
+    else sink_.send(e);  // a series point sent again replaces the printed one (same rank, step, name)
+  }
+  send_changed();
+  return records.size();
+}
+
 void DeepSpeedRunFollower::send_changed() {
-  for (auto& e : merger_.take_changed()) sink_.send(e);
+  for (auto& e : merger_.take_changed()) {
+    steps_sent_ += std::holds_alternative<StepMetrics>(e) ? 1 : 0;
+    sink_.send(e);
+  }
 }
 
 }  // namespace shardscope::sessions

@@ -2,7 +2,10 @@
 // Following a DeepSpeed run while it runs (`shardscope watch`, the GUI's Launch & Watch of a user
 // command): its output lines go through the log parser, its csv_monitor folder is re-read from
 // where the last poll stopped, and every step row that changed is sent to the session's sink, so a
-// live view sees steps as DeepSpeed writes them. Not thread-safe: one caller, or a mutex.
+// live view sees steps as DeepSpeed writes them. A Hugging Face Trainer's log dicts in the same
+// output give the loss, grad norm and eval metrics (trainer_log.hpp); its trainer_state.json, read
+// at the end, replaces their printed 4-digit values with exact ones. Not thread-safe: one caller,
+// or a mutex.
 
 #include <cstdint>
 #include <map>
@@ -15,6 +18,7 @@
 #include "sessions/import/deepspeed_log_parser.hpp"
 #include "sessions/import/monitor_series.hpp"
 #include "sessions/import/step_merger.hpp"
+#include "sessions/import/trainer_log.hpp"
 
 namespace shardscope::sessions {
 
@@ -35,6 +39,12 @@ class DeepSpeedRunFollower {
   /// The end: reads the files to their end (a last line without newline included), closes the
   /// parser's open step and sends what is left.
   void finish();
+  /// The Trainer's trainer_state.json of the run: its log_history replaces the printed dicts'
+  /// rounded values (call after finish()); returns the records read. Throws ImportError.
+  std::size_t read_trainer_state_file(const std::string& path);
+  std::size_t trainer_records() const { return trainer_.records_seen(); }
+  /// Step rows sent so far: 0 means the run never reached its first step.
+  std::size_t steps_sent() const { return steps_sent_; }
   const DeepSpeedLogFacts& facts() const { return log_.facts(); }
   std::size_t points_read() const { return points_read_; }
 
@@ -54,11 +64,16 @@ class DeepSpeedRunFollower {
 
   EventSink& sink_;
   RunFollowerOptions options_;
+  void take_trainer_records();
+
   DeepSpeedLogParser log_;
+  TrainerOutputReader trainer_;
   StepMerger merger_;
   std::map<std::string, CsvFile> files_;
   std::vector<MonitorSeries> unsent_;  ///< csv points waiting for the samples-per-step
   std::size_t points_read_ = 0;
+  std::size_t steps_sent_ = 0;
+  std::int64_t latest_deepspeed_step_ = 0;  ///< the last step csv_monitor wrote a row for
   std::int64_t sample_gcd_ = 0;
 };
 

@@ -26,7 +26,22 @@ void merge_metrics(StepMetrics& into, const StepMetrics& from, bool authoritativ
   into.wall_time = std::max(into.wall_time, from.wall_time);
 }
 
+// Only what DeepSpeed reports after a step for the next one: the row alone does not show it ran.
+bool only_next_step_values(const StepMetrics& m, bool has_timers) {
+  return !has_timers && !m.skipped && !m.step_time_ms && !m.loss && !m.grad_norm && !m.samples_per_s &&
+         !m.tokens_per_s && !m.tflops && !m.mem_allocated_bytes && !m.mem_reserved_bytes && !m.mem_peak_bytes &&
+         (m.lr || m.loss_scale);
+}
+
 }  // namespace
+
+bool StepMerger::ran(const std::pair<std::int64_t, int>& key) const {
+  const Row& row = rows_.at(key);
+  if (!only_next_step_values(row.metrics, !row.timers.empty())) return true;
+  for (auto it = rows_.upper_bound(key); it != rows_.end(); ++it)
+    if (it->first.second == key.second) return true;
+  return false;
+}
 
 void StepMerger::add(const Event& event, bool authoritative) {
   if (const auto* m = std::get_if<StepMetrics>(&event)) {
@@ -65,14 +80,25 @@ void StepMerger::emit(const Row& row, std::vector<Event>& out) {
 
 std::vector<Event> StepMerger::take_changed() {
   std::vector<Event> out;
-  for (const auto& key : changed_) emit(rows_.at(key), out);
-  changed_.clear();
+  std::set<std::pair<std::int64_t, int>> held;
+  for (const auto& key : changed_) {
+    if (ran(key)) emit(rows_.at(key), out);
+    else held.insert(key);
+  }
+  changed_.swap(held);
   return out;
+}
+
+std::size_t StepMerger::size() const {
+  std::size_t n = 0;
+  for (const auto& entry : rows_) n += ran(entry.first) ? 1 : 0;
+  return n;
 }
 
 std::vector<Event> StepMerger::all() const {
   std::vector<Event> out;
-  for (const auto& [key, row] : rows_) emit(row, out);
+  for (const auto& [key, row] : rows_)
+    if (ran(key)) emit(row, out);
   return out;
 }
 

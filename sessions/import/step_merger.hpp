@@ -2,6 +2,10 @@
 // One row per (rank, step) from several sources: the store keeps one StepMetrics row per rank and
 // step (a later write replaces it), so the monitor's exact values and the log's extra fields are
 // merged first. Monitor values (csv_monitor, TensorBoard) are authoritative; the log fills gaps.
+// DeepSpeed (and the Trainer under it) report the learning rate and loss scale after the step, as
+// the next step's: sources add them at that next step, and a row holding nothing else is kept
+// back until a later step of its rank shows that it ran (the row after the run's last step never
+// does, so it is never sent).
 
 #include <cstdint>
 #include <map>
@@ -21,9 +25,10 @@ class StepMerger {
   /// The merged rows changed since the last call, as StepMetrics and TimerBreakdown events; a row
   /// with forward, backward and step timers gets step_time_ms = their sum (DeepSpeed's iter latency).
   std::vector<Event> take_changed();
-  /// Every merged row (step order, then rank).
+  /// Every merged row that ran (step order, then rank).
   std::vector<Event> all() const;
-  std::size_t size() const { return rows_.size(); }
+  /// The rows that ran (all() has as many).
+  std::size_t size() const;
 
  private:
   struct Row {
@@ -32,6 +37,8 @@ class StepMerger {
     bool has_metrics = false;
   };
   static void emit(const Row& row, std::vector<Event>& out);
+  /// False for a row of only next-step values (lr, loss scale) with no later step of its rank.
+  bool ran(const std::pair<std::int64_t, int>& key) const;
 
   std::map<std::pair<std::int64_t, int>, Row> rows_;  ///< (step, rank)
   std::set<std::pair<std::int64_t, int>> changed_;

@@ -89,7 +89,13 @@ WatchPlan plan_watch(const std::vector<std::string>& command, const std::string&
   fs::create_directories(out_dir, error);
   if (error) throw ImportError(out_dir + ": cannot create the watch folder: " + error.message());
   const std::string output_path = (fs::absolute(out_dir) / "csv_monitor").lexically_normal().string();
+  plan.user_config_json = config.dump();
   config["csv_monitor"] = {{"enabled", true}, {"output_path", output_path}, {"job_name", kJobName}};
+  plan.changed_keys.push_back("csv_monitor");
+  if (!config.contains("log_level")) {
+    config["log_level"] = "info";
+    plan.changed_keys.push_back("log_level");
+  }
   if (config.contains("train_batch_size") && config["train_batch_size"].is_number_integer())
     plan.train_batch_size = config["train_batch_size"].get<std::int64_t>();
   plan.config_json = config.dump(2);
@@ -102,6 +108,17 @@ WatchPlan plan_watch(const std::vector<std::string>& command, const std::string&
   argument = argument.rfind("--", 0) == 0 && equals != std::string::npos ? argument.substr(0, equals + 1) + plan.config_copy
                                                                           : plan.config_copy;
   return plan;
+}
+
+std::string effective_user_config(const std::string& effective_json, const WatchPlan& plan) {
+  auto effective = nlohmann::ordered_json::parse(effective_json, nullptr, false);
+  const auto user = nlohmann::ordered_json::parse(plan.user_config_json, nullptr, false);
+  if (!effective.is_object() || !user.is_object()) return effective_json;
+  for (const auto& key : plan.changed_keys) {
+    if (user.contains(key)) effective[key] = user[key];
+    else effective.erase(key);
+  }
+  return effective.dump();
 }
 
 }  // namespace shardscope::sessions

@@ -75,6 +75,26 @@ TEST(DeepSpeedVersion, TheDefaultIsTheInstalledDeepSpeedsDistInfo) {
   EXPECT_EQ(choose_deepspeed_rules(std::string("0.19.7")).version, DeepSpeedVersion::k0_19_7) << "the flag wins";
 }
 
+TEST(DeepSpeedVersion, PackageVersionsOfTheCommandsPython) {
+  // What `watch` records: the versions in the Python that runs the command, found from the
+  // command's "#!" line (deepspeed, torchrun, accelerate are scripts) and read from dist-info.
+  FakeVenv venv("0.19.8");
+  const auto site = venv.root / "lib/python3.11/site-packages";
+  std::filesystem::create_directories(site / "transformers-5.24.0.dist-info");
+  std::ofstream(site / "transformers-5.24.0.dist-info/METADATA") << "Name: transformers\nVersion: 5.24.0\n";
+  const auto script = venv.root / "bin/deepspeed";
+  std::ofstream(script) << "#!" << (venv.root / "bin/python3").string() << "\nimport sys\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const std::string python = python_of_program(script.string());
+  EXPECT_EQ(python, (venv.root / "bin/python3").string());
+  const auto versions = installed_package_versions(python, {"deepspeed", "transformers", "accelerate"});
+  EXPECT_EQ(versions.at("deepspeed"), "0.19.8");
+  EXPECT_EQ(versions.at("transformers"), "5.24.0");
+  EXPECT_EQ(versions.count("accelerate"), 0u);  // not installed: left out
+  std::ofstream(venv.root / "bin/tool") << "#!/bin/sh\necho\n";
+  EXPECT_EQ(python_of_program((venv.root / "bin/tool").string()), "") << "a shell script is no Python";
+}
+
 TEST(DeepSpeedVersion, AnUnsupportedOrMissingDeepSpeedFallsBackTo0197AndSaysWhy) {
   FakeVenv newer("0.21.0");
   {

@@ -120,3 +120,43 @@ TEST(CompareSessions, HostsClockOffsetsAreEnvironmentRows) {
 
 }  // namespace
 }  // namespace shardscope::sessions
+
+namespace shardscope::sessions {
+namespace {
+
+TEST(CompareSessions, DifferentDeepSpeedReleasesNameWhatTheyImply) {
+  const auto path = testing::temp_path("compare_releases");
+  Store store = Store::open_or_create(path);
+  StoreWriter writer(store);
+  auto watched = [](const std::string& name, const std::string& release) {
+    RunStart start = testing::sample_run_start(name, 1, R"({"bf16": {"enabled": true}, "disable_python_gc": true})");
+    start.environment.versions.deepspeed = release;
+    return std::vector<Event>{start, SessionOrigin{"deepspeed-watch", "{}"}};
+  };
+  writer.write("uid-ds-0197", watched("ds-0197", "0.19.7"));
+  writer.write("uid-ds-0198", watched("ds-0198", "0.19.8"));
+  writer.write("uid-ds-0198b", watched("ds-0198b", "0.19.8"));
+  const auto c = compare_sessions(store, {1, 2});
+  ASSERT_GE(c.deepspeed_release.size(), 3u);
+  EXPECT_EQ(c.deepspeed_release[0].path, "versions.deepspeed");
+  EXPECT_EQ(c.deepspeed_release[0].values[0], "0.19.7");
+  EXPECT_EQ(c.deepspeed_release[0].values[1], "0.19.8");
+  const ReleaseChange* keep = nullptr;
+  const ReleaseChange* gc = nullptr;
+  for (const auto& r : c.deepspeed_release) {
+    if (r.path == "data_types.keep_in_fp32_modules") keep = &r;
+    if (r.path == "disable_python_gc") gc = &r;
+  }
+  ASSERT_NE(keep, nullptr);
+  EXPECT_EQ(keep->values[0], "(no such key) in 0.19.7");
+  EXPECT_EQ(keep->values[1], "auto (default of 0.19.8)");
+  EXPECT_NE(keep->note.find("added this key in 0.19.8"), std::string::npos) << keep->note;
+  ASSERT_NE(gc, nullptr);
+  EXPECT_EQ(gc->values[0], "true (ignored: no such key in 0.19.7)");
+  EXPECT_EQ(gc->values[1], "true");  // set in the config: the value it ran with
+  EXPECT_TRUE(compare_sessions(store, {2, 3}).deepspeed_release.empty()) << "one release: nothing to say";
+  testing::remove_store(path);
+}
+
+}  // namespace
+}  // namespace shardscope::sessions

@@ -11,6 +11,7 @@ own EventAccumulator and json; nothing is stored. Prints "N passed, M failed".
 """
 import csv
 import glob
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -59,8 +60,12 @@ def compare_with_csv(session, series, samples_per_step, label):
     timers = timer_rows(session)
     lr_csv = series.get("Train_Samples_lr", {})
     check(len(lr_csv) == 6, f"{label}: DeepSpeed wrote 6 lr values (got {len(lr_csv)})")
-    check(all(lr.get((x // samples_per_step, 0)) == v for x, v in lr_csv.items()),
-          f"{label}: lr per step equals Train_Samples_lr.csv exactly")
+    # DeepSpeed writes the rate after its scheduler stepped: the one the next step ran with, which
+    # is where ShardScope records it; the rate written after the last step is no step's.
+    last = max(lr_csv) // samples_per_step if lr_csv else 0
+    check(all(lr.get((x // samples_per_step + 1, 0)) == v for x, v in lr_csv.items() if x // samples_per_step < last),
+          f"{label}: lr per step equals Train_Samples_lr.csv exactly, one step on")
+    check((last + 1, 0) not in lr, f"{label}: no step after the run's last ({last})")
     loss = by_step(session, "steps", "loss")
     loss_csv = series.get("Train_Samples_train_loss", {})
     check(len(loss_csv) == 6 and all(loss.get((x // samples_per_step, 0)) == v for x, v in loss_csv.items()),
@@ -88,6 +93,10 @@ def check_watch(cli, out):
     check(json.loads(info["origin_json"]).get("exit_code") == 0, "the command's exit code 0 is recorded")
     check(json.loads(info["config_json"]).get("train_batch_size") == 8,
           "the recorded config is resolved for the world size the launcher named (4 x 2 ranks)")
+    installed = importlib.metadata.version("deepspeed")
+    versions = json.loads(info["environment_json"])["versions"]
+    check(versions.get("deepspeed") == installed,
+          f"the session records the DeepSpeed that ran, {installed} (got {versions.get('deepspeed')})")
     copy = json.load(open(os.path.join(out, "watch", "ds_config.json")))
     check(copy["csv_monitor"]["enabled"] is True, "the config copy turns csv_monitor on")
     series = csv_series(os.path.join(out, "watch", "csv_monitor", "shardscope"))
@@ -116,8 +125,8 @@ def check_tensorboard_import(cli, out, db):
     lr = by_step(s, "steps", "lr")
     scalars = tensorboard_scalars(tb_dir)
     check(len(scalars.get("Train/Samples/lr", {})) == 6, "DeepSpeed's TensorBoard monitor wrote 6 lr scalars")
-    check(all(lr.get((x // 8, 0)) == v for x, v in scalars["Train/Samples/lr"].items()),
-          "TensorBoard import: lr equals what tensorboard's EventAccumulator reads")
+    check(all(lr.get((x // 8 + 1, 0)) == v for x, v in scalars["Train/Samples/lr"].items() if x // 8 < 6),
+          "TensorBoard import: lr equals what tensorboard's EventAccumulator reads, one step on")
     timers = timer_rows(s)
     forward = scalars.get("Train/Samples/elapsed_time_ms_forward", {})
     check(forward and all(timers.get((x // 8, "forward")) == v for x, v in forward.items()),

@@ -66,10 +66,14 @@ TEST(DeepSpeedImport, MonitorValuesAreExactAndStepsFollowTrainBatchSize) {
   sources.log_files = {kLog};  // its train_batch_size (8) sets the step of every sample count
   const auto result = import_deepspeed_run(store, sources);
   EXPECT_EQ(result.samples_per_step, 8);
+  // DeepSpeed wrote each rate after its scheduler stepped: the one the next step ran with.
   const auto lr = load_curve(store, result.session_id, Metric::kLr);
   ASSERT_GE(lr.size(), 3u);
-  EXPECT_EQ(lr[1].step, 2);
+  EXPECT_EQ(lr[0].step, 2);
+  EXPECT_EQ(lr[0].value, 0.0);
+  EXPECT_EQ(lr[1].step, 3);
   EXPECT_EQ(lr[1].value, 0.0006309297535714573);
+  EXPECT_LE(lr.back().step, 6);  // the log's last step is 6: the rate written after it is not a step
   const auto forward = load_timer_curve(store, result.session_id, "forward");
   EXPECT_EQ(forward.at(0).value, 0.6923675537109375);  // the csv's exact value, not the log's 0.68
   EXPECT_EQ(load_session(store, result.session_id).info.name, "job");

@@ -2,6 +2,7 @@
 // ZeRO-2 on 2 CPU ranks with gloo, wall_clock_breakdown, steps_per_print 2, the flops profiler at
 // step 3 and comms_logger's log_summary), and on single lines for the edge cases.
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -59,14 +60,25 @@ TEST(DeepSpeedLogParser, GlobalTimerLinesCloseOneStepEachWithEngineNames) {
   EXPECT_DOUBLE_EQ(first.at("optimizer_allgather"), 41.56);
 }
 
-TEST(DeepSpeedLogParser, StepLinesThroughputAndFlopsFillTheirSteps) {
+// The parser's steps as the importer merges them (StepMerger): a progress line's rate joins the
+// step after it.
+std::map<std::int64_t, StepMetrics> merged_steps(const std::vector<StepMetrics>& events) {
+  StepMerger merger;
+  for (const auto& m : events) merger.add(m, false);
   std::map<std::int64_t, StepMetrics> steps;
-  for (const auto& m : real_run().all<StepMetrics>()) steps[m.step] = m;
-  ASSERT_EQ(steps.size(), 6u);
+  for (const auto& e : merger.all())
+    if (const auto* m = std::get_if<StepMetrics>(&e)) steps[m->step] = *m;
+  return steps;
+}
+
+TEST(DeepSpeedLogParser, StepLinesThroughputAndFlopsFillTheirSteps) {
+  const auto steps = merged_steps(real_run().all<StepMetrics>());
+  ASSERT_EQ(steps.size(), 6u);  // the rate printed after step 6 is not a seventh step
   EXPECT_DOUBLE_EQ(*steps.at(1).step_time_ms, 0.68 + 77.35 + 92.64);
-  EXPECT_DOUBLE_EQ(*steps.at(2).lr, 0.0006309297535714573);
-  EXPECT_DOUBLE_EQ(*steps.at(4).lr, 0.001);
-  EXPECT_FALSE(steps.at(1).lr);  // steps_per_print 2: step 1 has no progress line
+  // "step=2, ..., lr=[0.00063...]" is printed after the scheduler stepped: step 3's rate.
+  EXPECT_DOUBLE_EQ(*steps.at(3).lr, 0.0006309297535714573);
+  EXPECT_DOUBLE_EQ(*steps.at(5).lr, 0.001);
+  EXPECT_FALSE(steps.at(2).lr);  // steps_per_print 2: step 1 has no progress line
   EXPECT_DOUBLE_EQ(*steps.at(4).samples_per_s, 97.36952047309471);
   EXPECT_EQ(*steps.at(4).mem_allocated_bytes, static_cast<std::int64_t>(0.73 * 1073741824.0));
   EXPECT_NEAR(*steps.at(3).tflops, 103.13e3 / 1e12, 1e-15);  // "FLOPS per GPU ... 103.13 KFLOPS"
@@ -145,12 +157,51 @@ TEST(DeepSpeedLogParser, VersionAcceleratorAndSkippedStepsAreRead) {
   EXPECT_EQ(parsed.facts.deepspeed_git_hash, "abc123");
   EXPECT_EQ(parsed.facts.accelerator, "cuda");
   EXPECT_EQ(parsed.facts.backend, "nccl");
-  const auto steps = parsed.all<StepMetrics>();
+  const auto steps = merged_steps(parsed.all<StepMetrics>());
   ASSERT_EQ(steps.size(), 3u);
-  EXPECT_FALSE(steps[0].skipped);
-  EXPECT_TRUE(steps[1].skipped);
-  EXPECT_FALSE(steps[2].skipped);
-  EXPECT_DOUBLE_EQ(*steps[0].lr, 0.1);  // the first parameter group
+  EXPECT_FALSE(steps.at(1).skipped);
+  EXPECT_TRUE(steps.at(2).skipped);
+  EXPECT_FALSE(steps.at(3).skipped);
+  EXPECT_DOUBLE_EQ(*steps.at(2).lr, 0.1);  // the first parameter group, printed after step 1
+}
+
+TEST(DeepSpeedLogParser, ThePrintedConfigWithPythonInfinityIsRead) {
+  // What DeepSpeed prints for a Hugging Face Trainer's filled config (json.dumps of its dict).
+  const auto parsed = parse(
+      "[2026-12-07 04:00:27,078] [INFO] [config.py:846:print_user_config]   json = {\n"
+      "    \"train_batch_size\": 4, \n"
+      "    \"zero_optimization\": {\"stage\": 2, \"reduce_bucket_size\": 4.096000e+03}, \n"
+      "    \"steps_per_print\": inf, \n"
+      "    \"note\": \"inf nan stay\", \n"
+      "    \"x\": -inf, \"y\": NaN\n"
+      "}\n"
+      "[2026-12-07 04:00:28,000] [INFO] [engine.py:1:f] next\n");
+  const auto config = nlohmann::json::parse(parsed.facts.user_config_json);
+  EXPECT_EQ(config["train_batch_size"], 4);
+  EXPECT_EQ(config["zero_optimization"]["reduce_bucket_size"].get<double>(), 4096.0);
+  EXPECT_EQ(config["steps_per_print"].get<double>(), std::numeric_limits<double>::max());
+  EXPECT_EQ(config["x"].get<double>(), -std::numeric_limits<double>::max());
+  EXPECT_TRUE(config["y"].is_null());
+  EXPECT_EQ(config["note"], "inf nan stay");
+}
+
+TEST(DeepSpeedLogParser, OverflowLinesOfBothReleasesSkipTheirStep) {
+  // loss_scaler.py's dynamic scaler (0.19.7 and 0.19.8) and 0.19.8's static one.
+  const auto parsed = parse(
+      "[2026-01-01 10:00:00,000] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+      "Attempted loss scale: 65536, reducing to 32768\n"
+      "[Rank 0] time (ms) | fwd: 1.00 | bwd: 2.00 | step: 3.00\n"
+      "[Rank 0] time (ms) | fwd: 1.00 | bwd: 2.00 | step: 3.00\n"
+      "[2026-01-01 10:00:02,000] [WARNING] [logging.py:107:log_dist] [Rank 0] [deepspeed] OVERFLOW! Skipping step. "
+      "Gradients are non-finite, weights were not updated.\n"
+      "[Rank 0] time (ms) | fwd: 1.00 | bwd: 2.00 | step: 3.00\n");
+  const auto steps = merged_steps(parsed.all<StepMetrics>());
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_TRUE(steps.at(1).skipped);
+  EXPECT_DOUBLE_EQ(*steps.at(1).loss_scale, 65536);  // the scale the skipped step attempted
+  EXPECT_FALSE(steps.at(2).skipped);
+  EXPECT_TRUE(steps.at(3).skipped);
+  EXPECT_FALSE(steps.at(3).loss_scale);
 }
 
 TEST(DeepSpeedLogParser, VerboseCommLinesAreCollectivesOfTheirStep) {

@@ -60,19 +60,22 @@ TEST(MonitorSeries, BecomeStepsTimersAndSeriesByTrainBatchSize) {
       {"Train/Samples/eval_loss", {{16, 3.5, 0}}},
   };
   const auto events = monitor_series_to_events(series, {});  // tbs inferred: gcd(8, 16) = 8
-  ASSERT_EQ(events.size(), 4u);
+  ASSERT_EQ(events.size(), 5u);
   const auto& timers = std::get<TimerBreakdown>(events[0]);
   EXPECT_EQ(timers.step, 1);
   ASSERT_EQ(timers.timers.size(), 3u);
   EXPECT_EQ(timers.timers[0].name, "backward");
   const auto& step1 = std::get<StepMetrics>(events[1]);
   EXPECT_DOUBLE_EQ(*step1.step_time_ms, 7.0);
-  EXPECT_DOUBLE_EQ(*step1.lr, 0.1);
-  EXPECT_EQ(std::get<StepMetrics>(events[2]).step, 2);
-  const auto& eval = std::get<SeriesPoint>(events[3]);
+  EXPECT_FALSE(step1.lr);  // the rate written at 8 samples is the one step 2 ran with
+  const auto& step2 = std::get<StepMetrics>(events[2]);
+  EXPECT_EQ(step2.step, 2);
+  EXPECT_DOUBLE_EQ(*step2.lr, 0.1);
+  EXPECT_EQ(std::get<StepMetrics>(events[3]).step, 3);
+  const auto& eval = std::get<SeriesPoint>(events[4]);
   EXPECT_EQ(eval.name, "Train/Samples/eval_loss");
   EXPECT_EQ(eval.step, 2);
-  EXPECT_EQ(monitor_series_to_events(series, {4}).size(), 4u);
+  EXPECT_EQ(monitor_series_to_events(series, {4}).size(), 5u);
   EXPECT_EQ(std::get<StepMetrics>(monitor_series_to_events(series, {4})[1]).step, 2);  // 8 samples / 4
 }
 

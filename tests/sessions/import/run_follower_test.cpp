@@ -44,23 +44,26 @@ TEST(RunFollower, ReadsGrowingCsvFilesAndMergesTheLog) {
   EXPECT_EQ(follower.poll(), 0u);  // the header is not complete
   append(dir / "Train_Samples_lr.csv", "r\r\n8,0.5\r\n16,0.2");
   EXPECT_EQ(follower.poll(), 1u);  // "16,0.2" may still be mid-write
-  ASSERT_EQ(sink.steps().size(), 1u);
-  EXPECT_EQ(sink.steps()[0].step, 1);
-  EXPECT_EQ(*sink.steps()[0].lr, 0.5);
+  // DeepSpeed wrote the rate after step 1's scheduler step: step 2's, held until step 2 has run.
+  EXPECT_TRUE(sink.steps().empty());
   append(dir / "Train_Samples_lr.csv", "5\r\n");
   EXPECT_EQ(follower.poll(), 1u);
-  EXPECT_EQ(*sink.steps().back().lr, 0.25);
+  ASSERT_EQ(sink.steps().size(), 1u);  // step 3's rate shows that step 2 ran
+  EXPECT_EQ(sink.steps()[0].step, 2);
+  EXPECT_EQ(*sink.steps()[0].lr, 0.5);
   follower.on_output_line("[2026-01-01 10:00:00,000] [INFO] [timer.py:264:stop] epoch=0/micro_step=2/global_step=2, "
                           "RunningAvgSamplesPerSec=10, CurrSamplesPerSec=12.5, MemAllocated=1.0GB, MaxMemAllocated=2.0GB");
   follower.on_output_line("[Rank 0] time (ms) | fwd: 1.00 | bwd: 2.00 | step: 3.00");
   const auto step2 = sink.steps().back();
   EXPECT_EQ(step2.step, 2);
-  EXPECT_EQ(*step2.lr, 0.25);              // from the csv
+  EXPECT_EQ(*step2.lr, 0.5);               // from the csv
   EXPECT_EQ(*step2.samples_per_s, 12.5);   // from the log
   EXPECT_EQ(*step2.step_time_ms, 6.0);
   append(dir / "Train_Samples_lr.csv", "24,0.125");  // no newline: the run ended mid-line
   follower.finish();
   EXPECT_EQ(sink.steps().back().step, 3);
+  EXPECT_EQ(*sink.steps().back().lr, 0.25);
+  for (const auto& m : sink.steps()) EXPECT_LT(m.step, 4) << "the rate written after the last step is no step's";
   EXPECT_EQ(follower.points_read(), 3u);
 }
 
