@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checkpoints that cross between DeepSpeed 0.19.7 and ShardScope, at one ZeRO stage (ctest
+"""Checkpoints that cross between DeepSpeed (0.19.7 or 0.19.8: this Python's) and ShardScope, at one ZeRO stage (ctest
 label `deepspeed`; docs/checkpoints.md, "What crosses"). Both directions, 2 ranks on the CPU, fp32:
 
   DeepSpeed -> ShardScope  DeepSpeed trains 5 steps and saves at step 3. `shardscope ckpt info`
@@ -16,6 +16,7 @@ exactly. Exit 0 on success, 1 with the first difference, 77 (ctest's skip) witho
 """
 import argparse
 import glob
+import importlib.metadata
 import json
 import os
 import shutil
@@ -129,8 +130,10 @@ def deepspeed_to_shardscope(a, work):
     tag = info["tags"][0]
     if "error" in tag:
         raise Failure(f"ckpt info: {tag['error']}")
-    for key, value in [("zero_stage", a.stage), ("world_size", 2), ("ds_version", "0.19.7"), ("global_steps", 3),
-                       ("written_by", "DeepSpeed 0.19.7"), ("precision", "fp32")]:
+    # The DeepSpeed of this Python wrote it (0.19.7 or 0.19.8: the tests run with each, issue 34).
+    release = importlib.metadata.version("deepspeed")
+    for key, value in [("zero_stage", a.stage), ("world_size", 2), ("ds_version", release), ("global_steps", 3),
+                       ("written_by", f"DeepSpeed {release}"), ("precision", "fp32")]:
         if tag[key] != value:
             raise Failure(f"ckpt info: {key} is {tag[key]!r}, expected {value!r}")
     print(f"ok: ckpt info of DeepSpeed's stage-{a.stage} checkpoint: {tag['parameters']} parameters, {tag['optimizer']}")
@@ -235,7 +238,8 @@ def main():
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"OK: stage-{a.stage} checkpoints cross between DeepSpeed 0.19.7 and ShardScope", flush=True)
+    print(f"OK: stage-{a.stage} checkpoints cross between DeepSpeed {importlib.metadata.version('deepspeed')} and "
+          "ShardScope", flush=True)
     return 0
 
 
