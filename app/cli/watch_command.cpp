@@ -288,6 +288,11 @@ int run_watch_command(const CommandArgs& args) {
   w.db = *db;
   const std::string out_dir = w.parsed.value("out").value_or(default_out_dir(w.db));
   w.rules = deepspeed_rules_from(w.parsed);
+  if (const auto removed = removed_launcher_flags(w.parsed.passthrough, w.rules.version); !removed.empty())
+    throw UsageError("watch: DeepSpeed " + std::string(configs::to_string(w.rules.version)) + "'s launcher has no " +
+                     removed.front() + " (elastic training was removed in 0.19.8): it would exit with \"deepspeed: "
+                     "error: unrecognized arguments: " + removed.front() + "\"; drop the flag, or run DeepSpeed "
+                     "0.19.7 (--deepspeed-version says which rules apply: " + w.rules.describe() + ")");
   try {
     w.plan = plan_watch(w.parsed.passthrough, out_dir);
     std::vector<std::string> notes;

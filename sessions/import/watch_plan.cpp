@@ -110,6 +110,30 @@ WatchPlan plan_watch(const std::vector<std::string>& command, const std::string&
   return plan;
 }
 
+std::vector<std::string> removed_launcher_flags(const std::vector<std::string>& command,
+                                                configs::DeepSpeedVersion release) {
+  std::vector<std::string> found;
+  if (command.empty() || release != configs::DeepSpeedVersion::k0_19_8 ||
+      fs::path(command[0]).filename() != "deepspeed")
+    return found;
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    const std::string& arg = command[i];
+    if (arg.rfind("--", 0) != 0) break;  // the user's script: what follows is its own
+    const std::string flag = arg.substr(0, arg.find('='));
+    for (const char* removed : {"--elastic_training", "--min_elastic_nodes", "--max_elastic_nodes",
+                                "--enable_elastic_training"})
+      if (flag == removed) found.push_back(flag);
+    // Every other launcher option takes a value (argparse's "--num_gpus 2"), except these.
+    static const char* kSwitches[] = {"--no_ssh", "--no_ssh_check", "--no_python", "--no_local_rank",
+                                      "--force_multi", "--save_pid", "--elastic_training", "--enable_elastic_training",
+                                      "--bind_cores_to_rank", "--module", "-m", "-q", "--quiet"};
+    bool takes_value = arg.find('=') == std::string::npos;
+    for (const char* s : kSwitches) takes_value = takes_value && flag != s;
+    if (takes_value) ++i;
+  }
+  return found;
+}
+
 std::string effective_user_config(const std::string& effective_json, const WatchPlan& plan) {
   auto effective = nlohmann::ordered_json::parse(effective_json, nullptr, false);
   const auto user = nlohmann::ordered_json::parse(plan.user_config_json, nullptr, false);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "configs/deepspeed_version.hpp"
+
 namespace shardscope::sessions {
 
 struct WatchPlan {
@@ -26,6 +28,13 @@ struct WatchPlan {
   /// log_level "info" so DeepSpeed prints the config it ran with (after a Trainer's fill).
   std::vector<std::string> changed_keys;
 };
+
+/// The flags of DeepSpeed's launcher that `release` no longer has and `command` gives it (a
+/// `deepspeed` command, before its script): 0.19.8 removed --elastic_training,
+/// --min_elastic_nodes, --max_elastic_nodes (launcher/runner.py) and --enable_elastic_training
+/// (launcher/launch.py), so its argparse exits with "unrecognized arguments". Empty otherwise.
+std::vector<std::string> removed_launcher_flags(const std::vector<std::string>& command,
+                                                configs::DeepSpeedVersion release);
 
 /// The config DeepSpeed printed it ran with (`effective_json`) with the keys the watch copy changed
 /// put back as the user wrote them: what the user's run used. `effective_json` when not an object.

@@ -185,6 +185,20 @@ TEST(DeepSpeedLogParser, ThePrintedConfigWithPythonInfinityIsRead) {
   EXPECT_EQ(config["note"], "inf nan stay");
 }
 
+TEST(DeepSpeedLogParser, The0198BatchedPointToPointOpIsATableRowLikeAnyOther) {
+  // 0.19.8's comms logger adds batch_isend_irecv (utils/comms_logging.py) with the same columns.
+  const std::string header =
+      "Comm. Op            Message Size        Count               Total Latency(ms)   Avg Latency(ms)     "
+      "tput_avg (Gbps)     busbw_avg (Gbps)    \nbatch_isend_irecv\n";
+  const auto parsed = parse(header + "                    2.0 KB              4                   8.00                "
+                                     "2.00                0.01                0.01                \n");
+  const auto rows = parsed.all<CommSummary>();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].op, "batch_isend_irecv");
+  EXPECT_EQ(rows[0].message_bytes, 2048);
+  EXPECT_EQ(rows[0].count, 4);
+}
+
 TEST(DeepSpeedLogParser, OverflowLinesOfBothReleasesSkipTheirStep) {
   // loss_scaler.py's dynamic scaler (0.19.7 and 0.19.8) and 0.19.8's static one.
   const auto parsed = parse(

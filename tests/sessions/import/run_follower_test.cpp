@@ -67,6 +67,18 @@ TEST(RunFollower, ReadsGrowingCsvFilesAndMergesTheLog) {
   EXPECT_EQ(follower.points_read(), 3u);
 }
 
+TEST(WatchPlan, LauncherFlags0198RemovedAreFoundBeforeTheScript) {
+  using configs::DeepSpeedVersion;
+  const std::vector<std::string> elastic = {"deepspeed", "--num_gpus", "2", "--elastic_training", "--max_elastic_nodes=4",
+                                            "train.py", "--min_elastic_nodes", "1"};
+  EXPECT_EQ(removed_launcher_flags(elastic, DeepSpeedVersion::k0_19_8),
+            (std::vector<std::string>{"--elastic_training", "--max_elastic_nodes"}));  // the script's own flags are its
+  EXPECT_TRUE(removed_launcher_flags(elastic, DeepSpeedVersion::k0_19_7).empty());
+  EXPECT_TRUE(removed_launcher_flags({"torchrun", "--elastic_training", "t.py"}, DeepSpeedVersion::k0_19_8).empty());
+  EXPECT_TRUE(removed_launcher_flags({"deepspeed", "--no_ssh", "train.py", "--elastic_training"},
+                                     DeepSpeedVersion::k0_19_8).empty());
+}
+
 TEST(WatchPlan, FindsTheConfigArgumentAndWritesACopyWithCsvMonitor) {
   const fs::path dir = testing::temp_path("plan");
   fs::create_directories(dir);
