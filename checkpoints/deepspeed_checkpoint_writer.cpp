@@ -221,7 +221,7 @@ FileDigest write_model_states(const std::string& path, const SaveDescription& d,
   t.dict_set(root, "lr_scheduler", scheduler);
   t.dict_set(root, "data_sampler", t.none());
   t.dict_set(root, "random_ltd", t.none());
-  t.dict_set(root, "sparse_tensor_module_names", t.set());
+  if (d.release == configs::DeepSpeedVersion::k0_19_7) t.dict_set(root, "sparse_tensor_module_names", t.set());
   t.dict_set(root, "skipped_steps", t.integer(d.skipped_steps));
   t.dict_set(root, "global_steps", t.integer(d.global_steps));
   t.dict_set(root, "global_samples", t.integer(d.global_samples));
@@ -232,7 +232,7 @@ FileDigest write_model_states(const std::string& path, const SaveDescription& d,
   t.dict_set(dims, "tp_degree", t.integer(1));
   t.dict_set(root, "checkpoint_parallel_dimensions", dims);
   t.dict_set(root, "ds_config", json_or_none(t, d.ds_config_json, false));
-  t.dict_set(root, "ds_version", t.string(kDeepSpeedLayoutVersion));
+  t.dict_set(root, "ds_version", t.string(configs::to_string(d.release)));
   shardscope_entries(t, root, d);
   t.dict_set(root, "shardscope_optimizer", t.string(d.optimizer_type));
   t.dict_set(root, "shardscope_client_state", t.string(d.client_state_json));
@@ -291,10 +291,10 @@ FileDigest write_optimizer_states(const std::string& path, const SaveDescription
     t.dict_set(o, "param_alignment_paddings", t.list({t.list(std::move(zeros))}));
     t.dict_set(o, "partition_count", t.list({t.integer(d.world_size)}));
   }
-  t.dict_set(o, "ds_version", t.string(kDeepSpeedLayoutVersion));
+  t.dict_set(o, "ds_version", t.string(configs::to_string(d.release)));
   t.dict_set(root, "optimizer_state_dict", o);
   t.dict_set(root, "ds_config", json_or_none(t, d.ds_config_json, false));
-  t.dict_set(root, "ds_version", t.string(kDeepSpeedLayoutVersion));
+  t.dict_set(root, "ds_version", t.string(configs::to_string(d.release)));
   shardscope_entries(t, root, d);
   return write_torch_file(path, t, storages);
 }

@@ -20,11 +20,10 @@
 #include "checkpoints/deepspeed_checkpoint.hpp"
 #include "checkpoints/host_tensor.hpp"
 #include "checkpoints/torch_file.hpp"
+#include "configs/deepspeed_version.hpp"
 
 namespace shardscope::checkpoints {
 
-/// The DeepSpeed version whose layout ShardScope writes (the files' ds_version).
-inline constexpr const char* kDeepSpeedLayoutVersion = "0.19.7";
 
 struct LossScalerSettings {
   std::int64_t scale_window = 1000;
@@ -55,6 +54,9 @@ struct SaveDescription {
   std::string save_id, shardscope_version;
   std::int64_t sub_group_size = 1'000'000'000;  ///< zero_optimization.sub_group_size (stage 3)
   bool deepspeed_loss_scaler = false;           ///< write DeepSpeed's LossScaler objects (see above)
+  /// The DeepSpeed release whose layout the files follow (their ds_version): 0.19.8 no longer
+  /// writes the model states' sparse_tensor_module_names (runtime/engine.py, docs/configs.md).
+  configs::DeepSpeedVersion release = configs::DeepSpeedVersion::k0_19_7;
 };
 
 /// Elements of rank `d.rank`'s optimizer partition (with padding), and where they come from.

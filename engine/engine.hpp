@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 
 #include "configs/config_model.hpp"
+#include "configs/deepspeed_version.hpp"
 #include "engine/communicator.hpp"
 #include "engine/data/data_loader.hpp"
 #include "engine/flat_optimizer.hpp"
@@ -50,6 +51,8 @@ struct EngineOptions {
   /// Checkpoints carry DeepSpeed's own LossScaler objects, which DeepSpeed's ZeRO-3 load needs
   /// and torch.load(weights_only=True) refuses (docs/checkpoints.md, "The loss scaler").
   bool checkpoint_loss_scaler_objects = false;
+  /// The DeepSpeed release whose checkpoint layout saves follow (train's --deepspeed-version).
+  configs::DeepSpeedVersion checkpoint_release = configs::DeepSpeedVersion::k0_19_7;
 };
 
 /// What one call of step() did.

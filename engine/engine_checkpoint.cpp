@@ -164,6 +164,7 @@ ck::SaveDescription Engine::checkpoint_description(const std::string& client_sta
   d.skipped_steps = skipped_steps_;
   if (config_.scheduler.present) d.lr_last_batch_iteration = scheduler_->last_batch_iteration();
   d.optimizer_type = optimizer_->settings().type_name;
+  d.release = options_.checkpoint_release;
   d.param_group_json = param_group_json(optimizer_->settings(), scheduler_->current_lr());
   d.optimizer_step = optimizer_->step_count();
   if (scaler_) {

@@ -251,6 +251,7 @@ EngineOptions engine_options(const TrainRunOptions& o, const LoadedConfig& loade
   options.communicator = std::move(comm);
   options.config_json = loaded.json;
   options.checkpoint_loss_scaler_objects = o.save_format == "deepspeed";
+  options.checkpoint_release = o.deepspeed_version;
   options.log = [&telemetry](const std::string& line) { telemetry.log_line(line); };
   return options;
 }

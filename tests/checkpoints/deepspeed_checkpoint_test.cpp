@@ -104,8 +104,10 @@ struct Written {
   std::vector<float> canonical;
   Manifest manifest;
 };
-Written write_checkpoint(const std::string& folder, const std::string& save_id) {
+Written write_checkpoint(const std::string& folder, const std::string& save_id,
+                         configs::DeepSpeedVersion release = configs::DeepSpeedVersion::k0_19_7) {
   SaveDescription d;
+  d.release = release;
   d.zero_stage = 3;
   d.world_size = 3;
   d.parameters = {{"a", {5}, 0, 0}, {"b", {7}, 0, 0}, {"c", {1}, 0, 0}};
@@ -134,6 +136,22 @@ Written write_checkpoint(const std::string& folder, const std::string& save_id) 
   }
   write_manifest(folder, w.manifest);
   return w;
+}
+
+TEST(DeepSpeedCheckpoint, TheLayoutFollowsTheChosenRelease) {
+  // 0.19.8's _common_checkpoint_state no longer writes sparse_tensor_module_names; both stamp
+  // their own ds_version (runtime/engine.py).
+  for (const auto release : {configs::DeepSpeedVersion::k0_19_7, configs::DeepSpeedVersion::k0_19_8}) {
+    const test::Folder dir;
+    write_checkpoint(dir.file("global_step4"), new_save_id(), release);
+    const DeepSpeedCheckpoint c(dir.file("global_step4"), {});
+    EXPECT_EQ(c.summary().ds_version, configs::to_string(release));
+    const TorchFile model(dir.file("global_step4/" + model_states_file_name(3, 0)));
+    EXPECT_EQ(model.root().get("sparse_tensor_module_names").has_value(),
+              release == configs::DeepSpeedVersion::k0_19_7);
+    const TorchFile optim(dir.file("global_step4/" + optim_states_file_name(false, 0)));
+    EXPECT_EQ(optim.root().get("ds_version")->as_string(), configs::to_string(release));
+  }
 }
 
 TEST(DeepSpeedCheckpoint, ReadsWhatTheWriterWroteAtAnyPadding) {

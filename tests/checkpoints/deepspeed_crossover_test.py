@@ -168,10 +168,26 @@ def weights_only_loads(ckpt, allowed):
     return files, refused
 
 
+def torch_load_first(pattern):
+    import torch
+    path = sorted(glob.glob(pattern))[0]
+    return torch.load(path, weights_only=False)
+
+
 def shardscope_to_deepspeed(a, work, save_format):
     ckpt, db = os.path.join(work, f"ss_ckpt_{save_format}"), os.path.join(work, f"ss_{save_format}.db")
-    run([a.shardscope, "launch", "--master_port", free_port(), "--num_procs", "2", "--session", db, "--", "--config", a.config, *MODEL,
+    # Saved in the layout of the DeepSpeed that loads it (0.19.8 writes no sparse_tensor_module_names).
+    release = importlib.metadata.version("deepspeed")
+    run([a.shardscope, "launch", "--master_port", free_port(), "--num_procs", "2", "--session", db,
+         "--deepspeed-version", release, "--", "--config", a.config, *MODEL,
          "--data", a.tokens, "--steps", "5", "--save", ckpt, "--save-every", "3", "--save-format", save_format])
+    model_states = torch_load_first(os.path.join(ckpt, "global_step3", "*model_states.pt"))
+    if model_states.get("ds_version") != release or \
+            ("sparse_tensor_module_names" in model_states) != (release == "0.19.7"):
+        raise Failure(f"ShardScope's --deepspeed-version {release} save is not in {release}'s layout: ds_version "
+                      f"{model_states.get('ds_version')!r}, keys {sorted(model_states)}")
+    print(f"ok: ShardScope saved DeepSpeed {release}'s layout (ds_version, sparse_tensor_module_names "
+          f"{'kept' if release == '0.19.7' else 'left out'})")
     ours = shardscope_losses(a.shardscope, db)
     import torch
     if save_format == "safe":

@@ -110,6 +110,10 @@ def rank_main(args):
     if rank == 0 and args.losses:
         with open(args.losses, "w") as f:
             json.dump({"steps": steps, "losses": losses}, f)
+    # Leave together: rank 0 holds the rendezvous store, and a rank still talking to it when it
+    # goes can die in teardown ("terminate called without an active exception", seen with 0.19.8).
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
 
 
 def free_port():
