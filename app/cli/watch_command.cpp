@@ -211,7 +211,7 @@ std::string effective_config(const WatchContext& w, const DeepSpeedRunFollower& 
                                                 : "as DeepSpeed printed it at engine start";
   if (printed.empty() && !follower.facts().world_size) return w.config_json;
   std::vector<std::string> notes;
-  const std::string text = printed.empty() ? w.plan.config_json : effective_user_config(printed, w.plan);
+  const std::string text = effective_user_config(printed.empty() ? w.plan.config_json : printed, w.plan);
   return record_deepspeed_config(text, w.plan.config_copy, follower.facts().world_size, notes, w.rules.version).json;
 }
 
@@ -220,8 +220,11 @@ std::string effective_config(const WatchContext& w, const DeepSpeedRunFollower& 
 void read_trainer_state(const WatchContext& w, DeepSpeedRunFollower& follower, nlohmann::json& details) {
   std::vector<std::string> folders{"."};
   const auto& command = w.plan.command;
-  for (std::size_t i = 0; i + 1 < command.size(); ++i)
-    if (command[i] == "--output_dir" || command[i] == "--output-dir") folders.insert(folders.begin(), command[i + 1]);
+  for (std::size_t i = 0; i < command.size(); ++i)
+    for (const std::string flag : {"--output_dir", "--output-dir"}) {
+      if (command[i] == flag && i + 1 < command.size()) folders.insert(folders.begin(), command[i + 1]);
+      if (command[i].rfind(flag + "=", 0) == 0) folders.insert(folders.begin(), command[i].substr(flag.size() + 1));
+    }
   for (const auto& folder : folders) {
     const auto path = find_trainer_state(folder, w.started_at);
     if (!path) continue;
@@ -297,7 +300,8 @@ int run_watch_command(const CommandArgs& args) {
     w.plan = plan_watch(w.parsed.passthrough, out_dir);
     std::vector<std::string> notes;
     const RecordedConfig config =
-        record_deepspeed_config(w.plan.config_json, w.plan.config_copy, std::nullopt, notes, w.rules.version);
+        record_deepspeed_config(effective_user_config(w.plan.config_json, w.plan), w.plan.config_copy, std::nullopt,
+                                notes, w.rules.version);
     w.config_json = config.json;
     // Only a written train_batch_size: solved from the micro batch it needs the world size, which
     // the log's config dump gives the follower once the engine starts.

@@ -17,7 +17,10 @@ namespace shardscope::sessions {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::size_t kMaxDictBytes = 64u << 10;  ///< a log dict longer than this is not the Trainer's
+// A Trainer's log dict is a few hundred bytes; bounding what one attempt reads keeps a hostile line
+// (every '{' opening a nest) linear in practice, and lines are read as the log parser reads them.
+constexpr std::size_t kMaxDictBytes = 4u << 10;  ///< a log dict longer than this is not the Trainer's
+constexpr std::size_t kMaxLineBytes = 64u << 10;
 
 // A Python value as printed: a quoted string (the Trainer's "{v:.4g}"), a bare number, or a
 // wrapper such as numpy 2's "np.float64(2.5)". Returns its number, if it has one.
@@ -33,7 +36,7 @@ std::optional<double> python_number(std::string_view token) {
 // Index past the quoted string starting at text[at] (a quote), or npos when it does not end.
 std::size_t skip_quoted(std::string_view text, std::size_t at) {
   const char quote = text[at];
-  for (std::size_t i = at + 1; i < text.size(); ++i) {
+  for (std::size_t i = at + 1; i < text.size() && i - at < kMaxDictBytes; ++i) {
     if (text[i] == '\\') ++i;
     else if (text[i] == quote) return i + 1;
   }
@@ -44,7 +47,7 @@ std::size_t skip_quoted(std::string_view text, std::size_t at) {
 // strings skipped), or npos.
 std::size_t value_end(std::string_view text, std::size_t at) {
   int depth = 0;
-  for (std::size_t i = at; i < text.size(); ++i) {
+  for (std::size_t i = at; i < text.size() && i - at < kMaxDictBytes; ++i) {
     const char c = text[i];
     if (c == '\'' || c == '"') {
       i = skip_quoted(text, i);
@@ -235,6 +238,7 @@ std::vector<Event> trainer_records_to_events(const std::vector<TrainerLogRecord>
 }
 
 void TrainerOutputReader::feed_line(std::string_view line) {
+  line = line.substr(0, kMaxLineBytes);
   std::size_t at = 0;
   while (at < line.size()) {
     const auto bar = find_bar(line, at);
