@@ -88,7 +88,6 @@ class TrainerOutputReader {
   void set_step_hint(std::function<std::int64_t()> hint) { step_hint_ = std::move(hint); }
 
  private:
-  void feed_fragment(std::string_view fragment);
   void complete_pending(std::int64_t step);
   std::int64_t guessed_step(const TrainerLogRecord& record) const;
 

@@ -13,11 +13,9 @@ namespace {
 
 void read_as_trainer_output(std::string_view text) {
   shardscope::sessions::TrainerOutputReader reader;
-  std::size_t lines = 0;
   for (std::size_t at = 0; at <= text.size();) {
     const auto end = std::min(text.find('\n', at), text.size());
     reader.feed_line(text.substr(at, end - at));
-    ++lines;
     at = end + 1;
   }
   reader.finish();
@@ -26,7 +24,6 @@ void read_as_trainer_output(std::string_view text) {
   for (const auto& r : records)
     if (r.step < 0) __builtin_trap();  // every record completed has a step
   shardscope::sessions::trainer_records_to_events(records);
-  (void)lines;
 }
 
 }  // namespace
