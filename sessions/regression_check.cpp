@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <map>
 #include <set>
@@ -175,6 +176,22 @@ void note_mixed_groups(const Runs& runs, const char* side, std::vector<std::stri
     }
 }
 
+// A gating metric whose interval reaches past the threshold on both sides: "within noise" there
+// means the runs cannot tell, not that nothing moved (noisy repeats, or a host busy with other work).
+void note_undecided(const MetricVerdict& v, std::vector<std::string>& notes) {
+  if (!v.gating || v.verdict != Verdict::kWithinNoise) return;
+  if (std::min(v.change.low, v.change.high) >= -v.threshold || std::max(v.change.low, v.change.high) <= v.threshold) return;
+  const auto pct = [](double f) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%+.1f%%", 100 * f);
+    return std::string(text);
+  };
+  notes.push_back(v.metric + ": undecided: its interval (" + pct(v.change.low) + " to " + pct(v.change.high) +
+                  ") reaches past the threshold (" + pct(v.higher_is_worse ? v.threshold : -v.threshold) +
+                  ") both ways, so these runs can tell neither a regression nor its absence; add repeats of each side, "
+                  "interleaved, on a host not busy with other work");
+}
+
 }  // namespace
 
 RegressionReport check_regression(Store& store, const std::vector<std::int64_t>& baseline,
@@ -207,6 +224,7 @@ RegressionReport check_regression(Store& store, const std::vector<std::int64_t>&
       continue;
     }
     report.metrics.push_back(compare_metric(metric, ga, gb, all, options));
+    note_undecided(report.metrics.back(), report.notes);
     report.failed = report.failed || (report.metrics.back().gating && report.metrics.back().verdict == Verdict::kRegression);
   }
   report.contributors = detail::regression_contributors(store, baseline, candidate, report.metrics, options.top_contributors,

@@ -44,6 +44,23 @@ SyntheticRun run(const std::string& name, std::uint64_t seed) {
   return r;
 }
 
+bool has_note(const RegressionReport& r, const std::string& start) {
+  return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.rfind(start, 0) == 0; });
+}
+
+// One repeat of each side ran on a busy host (1.6x slower): the interval spans far past the
+// threshold both ways, which the report calls undecided rather than leaving "within noise" alone.
+TEST_F(RegressionCheck, RunsThatDisagreeFarBeyondTheThresholdAreUndecided) {
+  Store s = store();
+  auto slow = [](SyntheticRun r) { return r.step_ms = 160, r; };
+  const auto a1 = write_synthetic_run(s, run("base", 1)), a2 = write_synthetic_run(s, slow(run("base", 2)));
+  const auto b1 = write_synthetic_run(s, slow(run("cand", 3))), b2 = write_synthetic_run(s, run("cand", 4));
+  const RegressionReport r = check_regression(s, {a1, a2}, {b1, b2});
+  EXPECT_FALSE(r.failed);
+  EXPECT_EQ(metric(r, "step_time").verdict, Verdict::kWithinNoise);
+  EXPECT_TRUE(has_note(r, "step_time: undecided")) << ::testing::PrintToString(r.notes);
+}
+
 TEST_F(RegressionCheck, RepeatsOfOneRunAreWithinNoise) {
   Store s = store();
   const auto a1 = write_synthetic_run(s, run("base", 1)), a2 = write_synthetic_run(s, run("base", 2));
@@ -57,6 +74,7 @@ TEST_F(RegressionCheck, RepeatsOfOneRunAreWithinNoise) {
   EXPECT_EQ(r.warmup_steps, (std::vector<std::int64_t>{12, 12, 12, 12}));  // 10 % of 120 steps
   EXPECT_TRUE(r.profiled);
   EXPECT_TRUE(r.changes.empty()) << r.changes.front().path;  // repeats: same config, versions, flags
+  EXPECT_FALSE(has_note(r, "step_time: undecided")) << ::testing::PrintToString(r.notes);
 }
 
 TEST_F(RegressionCheck, AKernelSlowdownIsARegressionNamedDownToTheKernel) {
