@@ -26,7 +26,7 @@ void synchronize(const torch::Device& device) {
 
 }  // namespace
 
-launcher::AllReduceResult run_allreduce_check(const AllReduceCheckOptions& o, std::ostream& out) {
+profiler::AllReduceResult run_allreduce_check(const AllReduceCheckOptions& o, std::ostream& out) {
   if (o.bytes < 4 || o.bytes > (std::int64_t{1} << 34)) throw std::invalid_argument("--bytes must be 4 B .. 16 GiB");
   if (o.iterations < 1) throw std::invalid_argument("--iters must be at least 1");
   CommunicatorOptions options = communicator_options_from_environment();
@@ -52,7 +52,7 @@ launcher::AllReduceResult run_allreduce_check(const AllReduceCheckOptions& o, st
   const bool mine = torch::all(buffer == static_cast<float>(expected)).item<bool>();
   const double all_correct = comm->all_reduce_scalar(mine ? 1.0 : 0.0, ReduceOp::kMin);
   const double slowest = comm->all_reduce_scalar(seconds, ReduceOp::kMax);
-  launcher::AllReduceResult r;
+  profiler::AllReduceResult r;
   r.world_size = n;
   r.backend = comm->backend_name();
   r.bytes = elements * 4;
@@ -61,7 +61,7 @@ launcher::AllReduceResult run_allreduce_check(const AllReduceCheckOptions& o, st
   r.algbw_gbps = static_cast<double>(r.bytes) / slowest / 1e9;
   r.busbw_gbps = r.algbw_gbps * profiler::bus_bandwidth_factor(profiler::CollectiveOp::kAllReduce, n);
   r.correct = all_correct > 0.5;
-  if (comm->rank() == 0) out << launcher::kAllReduceMarker << launcher::allreduce_to_json(r).dump() << std::endl;
+  if (comm->rank() == 0) out << profiler::kAllReduceMarker << profiler::allreduce_to_json(r).dump() << std::endl;
   comm->shutdown();
   return r;
 }

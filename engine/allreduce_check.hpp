@@ -8,7 +8,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "engine/launcher/preflight.hpp"
+#include "profiler/allreduce_result.hpp"
 
 namespace shardscope::engine {
 
@@ -22,6 +22,6 @@ struct AllReduceCheckOptions {
 /// Runs this rank's part; every rank returns the same result, and rank 0 prints it to `out` as
 /// `shardscope allreduce: {json}`. Throws CommTimeout when the ranks do not meet,
 /// std::invalid_argument for a bad size or device.
-launcher::AllReduceResult run_allreduce_check(const AllReduceCheckOptions& options, std::ostream& out);
+profiler::AllReduceResult run_allreduce_check(const AllReduceCheckOptions& options, std::ostream& out);
 
 }  // namespace shardscope::engine

@@ -22,8 +22,7 @@
 #include "sessions/event_sink.hpp"
 
 #include "engine/fault_injection.hpp"
-#include "engine/launcher/launch_error.hpp"
-#include "engine/launcher/net_address.hpp"
+#include "sessions/net_address.hpp"
 
 #ifdef SHARDSCOPE_TORCH_HAS_NCCL
 #include <c10/cuda/CUDAFunctions.h>
@@ -200,7 +199,7 @@ namespace {
 // binds the socket to MASTER_ADDR itself and hands it over: the rendezvous is reachable only on
 // the address the run uses.
 int bind_store_socket(const CommunicatorOptions& o) {
-  const int fd = launcher::bind_listener(o.master_addr, o.master_port);
+  const int fd = sessions::bind_listener(o.master_addr, o.master_port);
   if (fd >= 0) return fd;
   const int error = errno;
   if (error == EADDRINUSE)
@@ -218,8 +217,8 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& master
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
     return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
   try {
-    return c10d::ProcessGroupGloo::createDeviceForHostname(launcher::local_address_toward(master_addr));
-  } catch (const launcher::LaunchError&) {
+    return c10d::ProcessGroupGloo::createDeviceForHostname(sessions::local_address_toward(master_addr));
+  } catch (const sessions::NoRouteError&) {
     return c10d::ProcessGroupGloo::createDefaultDevice();
   }
 }

@@ -18,7 +18,7 @@
 #endif
 
 #include "profiler/environment_probe.hpp"
-#include "engine/peak_flops.hpp"
+#include "estimator/peak_flops.hpp"
 #include "sessions/event_sink.hpp"
 #include "sessions/events.hpp"
 #include "sessions/run_secret.hpp"
@@ -178,7 +178,7 @@ void TrainingTelemetry::start(const Engine& engine, double flops_per_sample) {
   start.ranks.push_back({rank_, 0, host_name(), static_cast<std::int64_t>(::getpid()),
                          engine.options().device.str()});
   if (engine.options().device.is_cuda()) {
-    if (const auto peak = datasheet_peak(start.environment, config_json_)) {
+    if (const auto peak = estimator::datasheet_peak(sessions::first_gpu_name(start.environment), config_json_)) {
       start.peak_tflops_per_gpu = peak->tflops;
       start.tags.push_back("mfu peak " + peak->source);
     }

@@ -225,4 +225,8 @@ std::string format_report_text(const EnvironmentReport& r) {
   return out.str();
 }
 
+std::string first_gpu_name(const EnvironmentReport& report) {
+  return report.accelerator.gpus.empty() ? std::string() : report.accelerator.gpus.front().name;
+}
+
 }  // namespace shardscope::sessions

@@ -88,6 +88,8 @@ nlohmann::json report_to_json(const EnvironmentReport& report);
 EnvironmentReport report_from_json(const nlohmann::json& json);
 /// The aligned text form, in ds_report's dotted style.
 std::string format_report_text(const EnvironmentReport& report);
+/// The name of the report's first GPU ("NVIDIA H200"), "" when it lists none (a CPU run).
+std::string first_gpu_name(const EnvironmentReport& report);
 
 const char* severity_name(CheckSeverity severity);
 

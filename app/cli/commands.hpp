@@ -43,10 +43,12 @@ int run_ckpt_command(const CommandArgs& args);
 int run_bench_command(const CommandArgs& args);
 /// `shardscope tune` (tune_command.cpp): trials are child `shardscope launch` processes.
 int run_tune_command(const CommandArgs& args);
-// In the engine module:
-int run_train_command(const CommandArgs& args);
+/// `shardscope launch` and the node agent: they start ranks (child `shardscope train` processes)
+/// and never load the engine module themselves.
 int run_launch_command(const CommandArgs& args);
 int run_node_command(const CommandArgs& args);
+// In the engine module (what ranks run):
+int run_train_command(const CommandArgs& args);
 int run_allreduce_command(const CommandArgs& args);
 /// `shardscope sessions import` (sessions_import_action.cpp).
 int run_sessions_import(const CommandArgs& args);

@@ -63,7 +63,7 @@ void print_libtorch_error(const char* command, const std::string& what, const Li
             << " wheel (python3 -m venv ~/torch-venv && ~/torch-venv/bin/pip install torch==" << SHARDSCOPE_LIBTORCH_VERSION
             << ") and point " << kLibTorchDirVariable << " at its lib folder: export " << kLibTorchDirVariable
             << "=$(~/torch-venv/bin/python -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "
-               "\"lib\"))') (only train, launch, node and allreduce need it)\n";
+               "\"lib\"))') (only train and allreduce, the commands a rank runs, need it)\n";
 }
 
 // The wheel's torch/version.py says which torch a lib folder belongs to; "" when it is not a wheel.
@@ -78,15 +78,12 @@ std::string wheel_version(const std::string& lib_dir) {
   return "";
 }
 
-// Loads LibTorch from the configured folder before the module, so the module's needed libtorch*.so
-// and libc10*.so are these (the dynamic loader matches an already loaded library by its soname)
-// rather than whatever a library path would find. libtorch.so brings its siblings through its own
-// RPATH ($ORIGIN, the wheel's nvidia/ folders).
-bool load_libtorch(const char* command) {
+// Whether the configured folder holds a LibTorch of this build's version; says what is wrong when not.
+bool libtorch_found(const char* command) {
   const LibTorchDir where = libtorch_dir();
-  const std::string lib = where.dir + "/libtorch.so";
   if (!libtorch_present(where)) {
-    print_libtorch_error(command, where.dir.empty() ? std::string("no folder is set") : "there is no " + lib, where);
+    print_libtorch_error(command,
+                         where.dir.empty() ? std::string("no folder is set") : "there is no " + where.dir + "/libtorch.so", where);
     return false;
   }
   const std::string version = wheel_version(where.dir);
@@ -95,6 +92,17 @@ bool load_libtorch(const char* command) {
     print_libtorch_error(command, where.dir + " is torch " + version, where);
     return false;
   }
+  return true;
+}
+
+// Loads LibTorch from the configured folder before the module, so the module's needed libtorch*.so
+// and libc10*.so are these (the dynamic loader matches an already loaded library by its soname)
+// rather than whatever a library path would find. libtorch.so brings its siblings through its own
+// RPATH ($ORIGIN, the wheel's nvidia/ folders).
+bool load_libtorch(const char* command) {
+  if (!libtorch_found(command)) return false;
+  const LibTorchDir where = libtorch_dir();
+  const std::string lib = where.dir + "/libtorch.so";
   if (!::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL)) {
     const char* why = ::dlerror();
     print_libtorch_error(command, lib + " cannot be loaded: " + (why ? why : "unknown reason"), where);
@@ -103,21 +111,20 @@ bool load_libtorch(const char* command) {
   return true;
 }
 
-EngineEntryPoint load_entry_point(const char* command) {
+// The engine module's path, or "" after saying where it was looked for.
+std::string find_module(const char* command) {
   const std::vector<std::string> candidates = module_candidates();
-  std::string module = candidates.front();
   for (const auto& candidate : candidates)
-    if (file_exists(candidate)) {
-      module = candidate;
-      break;
-    }
-  if (!file_exists(module)) {
-    std::cerr << "shardscope: error: '" << command << "' needs the engine module " << candidates[0] << " (or, installed, "
-              << candidates[1] << "), which does not exist; rebuild it (cmake --build build --target shardscope) or "
-              << "reinstall ShardScope\n";
-    return nullptr;
-  }
-  if (!load_libtorch(command)) return nullptr;
+    if (file_exists(candidate)) return candidate;
+  std::cerr << "shardscope: error: '" << command << "' needs the engine module " << candidates[0] << " (or, installed, "
+            << candidates[1] << "), which does not exist; rebuild it (cmake --build build --target shardscope) or "
+            << "reinstall ShardScope\n";
+  return "";
+}
+
+EngineEntryPoint load_entry_point(const char* command) {
+  const std::string module = find_module(command);
+  if (module.empty() || !load_libtorch(command)) return nullptr;
   // RTLD_NOW: a missing symbol fails here, with its name, not in the middle of a run.
   void* handle = ::dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -135,6 +142,8 @@ EngineEntryPoint load_entry_point(const char* command) {
 }
 
 }  // namespace
+
+bool engine_available(const char* command) { return !find_module(command).empty() && libtorch_found(command); }
 
 int run_engine_command(const char* command, const std::vector<std::string>& args) {
   static const EngineEntryPoint entry = load_entry_point(command);

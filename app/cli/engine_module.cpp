@@ -16,8 +16,6 @@ namespace {
 const std::vector<std::pair<const char*, CommandRun>>& engine_commands() {
   static const std::vector<std::pair<const char*, CommandRun>> commands = {
       {"train", run_train_command},
-      {"launch", run_launch_command},
-      {"node", run_node_command},
       {"allreduce", run_allreduce_command},
   };
   return commands;

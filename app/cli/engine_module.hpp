@@ -1,6 +1,6 @@
 #pragma once
 // The boundary between the `shardscope` executable and its engine module, shardscope-engine.so:
-// the module holds the commands that need LibTorch (train, launch with node and allreduce) and exports one C
+// the module holds the commands that need LibTorch (what a rank runs: train and allreduce) and exports one C
 // function that runs one of them. The executable finds the module beside itself (the build tree)
 // or in <prefix>/lib/shardscope (installed), loads LibTorch from a configured folder first, and
 // does both only for those commands, so every other command starts without LibTorch's 450 MB.
@@ -34,6 +34,11 @@ struct LibTorchDir {
 LibTorchDir libtorch_dir();
 /// Whether `where` holds a libtorch.so.
 bool libtorch_present(const LibTorchDir& where);
+
+/// Whether the engine module and a LibTorch of this build's version are where `run_engine_command`
+/// would load them from, without loading either; when not, says so on stderr as it would. For a
+/// command that starts ranks here (`launch`), so a missing LibTorch is one error, not one per rank.
+bool engine_available(const char* command);
 
 /// Loads LibTorch and the module (once) and runs `command` in it; a missing or broken module, or a
 /// missing LibTorch, is an error naming the file or the setting and how to fix it (exit 1).

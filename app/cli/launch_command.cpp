@@ -1,6 +1,6 @@
 // shardscope launch: `shardscope train` ranks on this machine or on every host of a hostfile,
-// with DeepSpeed's launcher habits (engine/launcher/launch_routing.hpp, docs/launcher.md); with
-// --preflight, the hosts' checks instead of a run (engine/launcher/preflight.hpp).
+// with DeepSpeed's launcher habits (launcher/launch_routing.hpp, docs/launcher.md); with
+// --preflight, the hosts' checks instead of a run (launcher/preflight.hpp).
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -13,15 +13,16 @@
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/deepspeed_version_flag.hpp"
+#include "app/cli/engine_module.hpp"
 #include "configs/display_text.hpp"
-#include "engine/launcher/launch_error.hpp"
-#include "engine/launcher/launch_routing.hpp"
-#include "engine/launcher/preflight.hpp"
+#include "launcher/launch_error.hpp"
+#include "launcher/launch_routing.hpp"
+#include "launcher/preflight.hpp"
 
 namespace shardscope::app {
 namespace {
 
-namespace launcher = engine::launcher;
+namespace launcher = launcher;
 
 ArgParser launch_parser() {
   ArgParser parser("launch",
@@ -205,6 +206,9 @@ int run_launch_command(const CommandArgs& args) {
   launcher::LaunchOutcome outcome;
   try {
     if (preflight) return run_preflight(flags, p.has("json"));
+    // Ranks started here load the engine module; hosts' agents check their own (node_command.cpp).
+    if (launcher::route_launch(flags).route != launcher::LaunchRoute::kHosts && !engine_available("launch"))
+      return kExitFindings;
     outcome = launcher::run_launch(flags, std::cout, std::cerr);
   } catch (const launcher::LaunchError& e) {
     if (e.kind() == launcher::LaunchError::Kind::kConfig) {

@@ -26,8 +26,9 @@ const std::vector<Command>& all_commands() {
       {"launch",
        "start train ranks on this machine or every host of a hostfile, DeepSpeed's launcher habits; --preflight "
        "checks the hosts",
-       Needs::kEngine, nullptr},
-      {"node", "the node agent a multi-host launch starts on every host (not run by hand)", Needs::kEngine, nullptr},
+       Needs::kNothing, run_launch_command},
+      {"node", "the node agent a multi-host launch starts on every host (not run by hand)", Needs::kNothing,
+       run_node_command},
       {"allreduce", "time an all-reduce across the ranks of a launch (the preflight's bandwidth check)",
        Needs::kEngine, nullptr},
       {"tune", "find the fastest config that fits: estimator-pruned candidates, short real trials, best ds_config.json",

@@ -1,11 +1,12 @@
 // shardscope node: the node agent a multi-node `shardscope launch` starts on every host (see
-// engine/launcher/node_agent.hpp). Its job arrives on stdin, or on the channel it opens back to
+// launcher/node_agent.hpp). Its job arrives on stdin, or on the channel it opens back to
 // the launcher with --connect; nothing of it is on this command line.
 #include <iostream>
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
-#include "engine/launcher/node_agent.hpp"
+#include "app/cli/engine_module.hpp"
+#include "launcher/node_agent.hpp"
 
 namespace shardscope::app {
 namespace {
@@ -32,15 +33,18 @@ int run_node_command(const CommandArgs& args) {
     std::cout << parser.help_text();
     return kExitOk;
   }
-  engine::launcher::NodeAgentOptions o;
+  launcher::NodeAgentOptions o;
   o.connect = p.value("connect").value_or("");
   if (p.value("host")) o.identity = "host=" + *p.value("host");
   if (p.value("node_rank")) o.identity = "node=" + std::to_string(*p.integer("node_rank"));
-  if (o.identity.empty()) o.identity = engine::launcher::identity_from_environment();
+  if (o.identity.empty()) o.identity = launcher::identity_from_environment();
   if (!o.connect.empty() && o.identity.empty())
     throw UsageError("node --connect needs to say which host it is: --host NAME or --node_rank N (mpirun and srun "
                      "set OMPI_COMM_WORLD_RANK or SLURMD_NODENAME, which it reads itself)");
-  return engine::launcher::run_node_agent(o);
+  // The ranks this agent starts load the engine module; a host without it (or without LibTorch)
+  // says so now, in the one line ssh relays, rather than once per rank. The agent never loads it.
+  if (!engine_available("node")) return kExitFindings;
+  return launcher::run_node_agent(o);
 }
 
 }  // namespace shardscope::app

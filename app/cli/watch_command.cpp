@@ -25,9 +25,9 @@
 #include "configs/deepspeed_version.hpp"
 #include "configs/display_text.hpp"
 #include "diagnosis/failed_start.hpp"
-#include "engine/launcher/launch_error.hpp"
-#include "engine/launcher/process_tree.hpp"
-#include "engine/launcher/rank_supervisor.hpp"
+#include "launcher/launch_error.hpp"
+#include "launcher/process_tree.hpp"
+#include "launcher/rank_supervisor.hpp"
 #include "sessions/event_sink.hpp"
 #include "sessions/import/deepspeed_run_facts.hpp"
 #include "sessions/import/import_error.hpp"
@@ -42,7 +42,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace sessions;
-namespace launcher = engine::launcher;
+namespace launcher = launcher;
 
 ArgParser watch_parser() {
   ArgParser parser("watch",

@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/launcher/device_selection.hpp"
+#include "launcher/device_selection.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 #include "tests/app/cli_process.hpp"
@@ -142,7 +142,7 @@ TEST_F(LaunchCli, ErrorsBeforeStartingExit2WithTheRemedy) {
   r = run_cli(launch({"--num_procs", "2", "--exclude", "localhost:1"}, 1));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "--num_procs starts CPU ranks")) << r.err;
-  if (engine::launcher::count_local_gpus() == 0) {
+  if (launcher::count_local_gpus() == 0) {
     r = run_cli(launch({"--num_gpus", "2"}, 1), {"CUDA_VISIBLE_DEVICES="});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_TRUE(contains(r.err, "--num_gpus 2: no GPU is visible")) << r.err;

@@ -1,7 +1,7 @@
 // The commands that do not train start without LibTorch (docs/reliability.md, "Start-up"): the
 // `shardscope` executable links only the LibTorch-free libraries and loads the engine module
-// (shardscope-engine.so) just for train and launch; ckpt reads checkpoints with the LibTorch-free
-// checkpoints library.
+// (shardscope-engine.so) just for what ranks run (train, allreduce); the launcher and its node agent
+// start ranks without it; ckpt reads checkpoints with the LibTorch-free checkpoints library.
 #include <gtest/gtest.h>
 
 #include <spawn.h>
@@ -46,6 +46,8 @@ TEST(StartupCli, CommandsThatDoNotTrainLoadNoLibTorch) {
       {"ckpt", "info", std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/checkpoints/data/deepspeed/stage2"},
       {"bench", "io", "--help"},
       {"tune", "--help"},  // trials are child launches: the tuner itself never loads the engine
+      {"launch", "--help"},
+      {"node"},  // a node agent that hears no job (stdin at its end) checks the module is there and exits
       {"train", "--help-me"},  // an unknown flag of an engine command is reported by the module
   };
   for (std::size_t i = 0; i + 1 < commands.size(); ++i)
@@ -100,6 +102,11 @@ TEST(StartupCli, AMissingEngineModuleIsNamedWithTheRemedy) {
   EXPECT_NE(err.find("rebuild it (cmake --build build --target shardscope)"), std::string::npos) << err;
   EXPECT_EQ(run_program({copy, "validate", template_path()}, dir.file("err"), usage), 0)
       << "the executable's own commands need no module";
+  // A node agent on a host without the module says so in one line, before any job arrives.
+  EXPECT_EQ(run_program({copy, "node"}, dir.file("err"), usage), 1);
+  std::ifstream node_err(dir.file("err"));
+  const std::string node_text((std::istreambuf_iterator<char>(node_err)), std::istreambuf_iterator<char>());
+  EXPECT_NE(node_text.find("'node' needs the engine module"), std::string::npos) << node_text;
 }
 
 TEST(StartupCli, AMissingOrWrongLibTorchIsNamedWithTheSettingAndTheFix) {

@@ -1,4 +1,4 @@
-// libFuzzer target: the node agents' channel (engine/launcher/agent_channel.hpp) as an intruder on
+// libFuzzer target: the node agents' channel (launcher/agent_channel.hpp) as an intruder on
 // the rendezvous port or a broken transport feeds it (issue 31). The input goes to one codec as an
 // unproven connection's (the rendezvous' small frame cap) and to one sealed with fixed keys, fed in
 // two pieces split where the first byte says; the text form goes to the token-line parser. Must
@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/launcher/agent_channel.hpp"
+#include "launcher/agent_channel.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 namespace {
 
-using namespace shardscope::engine::launcher;
+using namespace shardscope::launcher;
 
 constexpr std::size_t kUnprovenFrameBytes = 16u << 10;  // AgentRendezvous' cap before proof
 

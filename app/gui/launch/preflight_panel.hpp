@@ -44,7 +44,7 @@ struct PreflightResult {
 };
 
 /// Reads the JSON `shardscope launch --preflight --json` prints (schema shardscope.preflight/1,
-/// engine/launcher/preflight.cpp's preflight_to_json). Throws std::invalid_argument when it is not that.
+/// launcher/preflight.cpp's preflight_to_json). Throws std::invalid_argument when it is not that.
 PreflightResult parse_preflight_json(const std::string& text);
 
 class PreflightPanel : public QWidget {
