@@ -16,6 +16,7 @@
 
 #include "sessions/collector.hpp"
 #include "sessions/event_codec.hpp"
+#include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
 #include "sessions/store_writer.hpp"
 
@@ -58,8 +59,15 @@ struct Collector::Impl {
   int listen_fd = -1;
   int wake_read = -1, wake_write = -1;
   int port = 0;
-  std::thread io_thread, writer_thread;
+  std::thread io_thread, writer_thread, checkpoint_thread;
   bool running = false;
+  std::unique_ptr<SqliteDb> checkpoint_db;  ///< the checkpointer's own connection
+
+  // The writer asks, the checkpointer copies the WAL into the file (checkpoint_loop).
+  std::mutex checkpoint_mutex;
+  std::condition_variable checkpoint_asked_cv, checkpoint_done_cv;
+  std::uint64_t checkpoints_asked = 0, checkpoints_done = 0;  // guarded by checkpoint_mutex
+  bool checkpoint_stop = false;                               // guarded by checkpoint_mutex
 
   mutable std::mutex mutex;
   mutable std::condition_variable items_ready, committed;
@@ -84,6 +92,10 @@ struct Collector::Impl {
   void listen_on();
   void writer_loop();
   void write_with_retry(const std::vector<SessionEvent>& batch);
+  void checkpoint_loop();
+  /// After a commit: asks the checkpointer for a copy, and waits for it when the WAL is too long.
+  void checkpoint_after_commit();
+  void stop_checkpointer();
 
   // collector_io.cpp
   void io_loop();

@@ -201,6 +201,28 @@ std::string SqliteDb::query_text(const std::string& sql) {
 
 std::int64_t SqliteDb::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
+void SqliteDb::watch_wal() {
+  // A WAL hook replaces the automatic checkpoint (sqlite3_wal_autocheckpoint is one such hook).
+  sqlite3_wal_hook(
+      db_,
+      [](void* self, sqlite3*, const char*, int frames) {
+        static_cast<SqliteDb*>(self)->wal_frames_ = frames;
+        return SQLITE_OK;
+      },
+      this);
+}
+
+bool SqliteDb::checkpoint_passive() {
+  // The PRAGMA rather than sqlite3_wal_checkpoint_v2: compiling it reads the schema, which opens
+  // the WAL; on a connection that has read nothing yet, the C call finds no WAL and copies nothing
+  // (it reports -1 frames).
+  Statement s(*this, "PRAGMA wal_checkpoint(PASSIVE)");
+  if (!s.step()) return false;
+  const bool busy = s.int64(0) != 0;
+  const std::int64_t frames = s.int64(1), copied = s.int64(2);
+  return !busy && frames >= 0 && copied == frames;
+}
+
 void SqliteDb::fail(int rc, const std::string& context) const {
   const ErrorKind kind = kind_of(rc);
   std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);

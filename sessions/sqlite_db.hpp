@@ -70,6 +70,14 @@ class SqliteDb {
   std::int64_t query_int(const std::string& sql);
   std::string query_text(const std::string& sql);
   std::int64_t last_insert_rowid() const;
+  /// Turns SQLite's automatic checkpoint off and counts the WAL's frames after each commit
+  /// (wal_frames()) instead: a writer that checkpoints on another connection (the collector).
+  void watch_wal();
+  /// Frames in the WAL after this connection's last commit (watch_wal() must have run).
+  std::int64_t wal_frames() const { return wal_frames_; }
+  /// One passive checkpoint (never waits for a lock): true when every frame of the WAL was copied.
+  /// Throws StoreError when SQLite fails it.
+  bool checkpoint_passive();
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
 
@@ -79,6 +87,7 @@ class SqliteDb {
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::int64_t wal_frames_ = 0;
 };
 
 /// BEGIN IMMEDIATE on construction, ROLLBACK on destruction unless commit() ran.
