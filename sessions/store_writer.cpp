@@ -83,6 +83,8 @@ struct StoreWriter::Impl {
   void write_step(std::int64_t session, const StepMetrics& e);
   void write_foreign_run_event(std::int64_t session, const Event& event);
   void write_doctor_event(std::int64_t session, const Event& event);
+  /// One flight-record row: `m` as entered, with `left_at` (its own, or its leave mark's).
+  void write_mark(std::int64_t session, const CollectiveMark& m, const std::optional<double>& left_at);
 
   SqliteDb& db;
   void write_host_report(std::int64_t session, const HostReport& e);
@@ -209,15 +211,19 @@ std::string ints_json(const std::vector<int>& values) {
 
 // A rank's marks are kept for its latest kCollectivesKept collectives per group: entering number s
 // forgets number s - kCollectivesKept (one key lookup), so a long run's table stays small.
+void StoreWriter::Impl::write_mark(std::int64_t session, const CollectiveMark& m, const std::optional<double>& left_at) {
+  mark.bind(1, session).bind(2, m.rank).bind(3, m.group).bind(4, m.sequence).bind(5, m.op).bind(6, m.bytes)
+      .bind(7, m.dtype).bind(9, m.step).bind(10, m.phase).bind(11, m.tag).bind(12, m.entered_at);
+  if (!m.group_ranks.empty()) mark.bind(8, ints_json(m.group_ranks));
+  if (left_at) mark.bind(13, *left_at);
+  mark.run();
+  if (!m.left_at && m.sequence > kCollectivesKept)
+    forget_mark.bind(1, session).bind(2, m.rank).bind(3, m.group).bind(4, m.sequence - kCollectivesKept).run();
+}
+
 void StoreWriter::Impl::write_doctor_event(std::int64_t session, const Event& event) {
   if (const auto* m = std::get_if<CollectiveMark>(&event)) {
-    mark.bind(1, session).bind(2, m->rank).bind(3, m->group).bind(4, m->sequence).bind(5, m->op).bind(6, m->bytes)
-        .bind(7, m->dtype).bind(9, m->step).bind(10, m->phase).bind(11, m->tag).bind(12, m->entered_at);
-    if (!m->group_ranks.empty()) mark.bind(8, ints_json(m->group_ranks));
-    if (m->left_at) mark.bind(13, *m->left_at);
-    mark.run();
-    if (!m->left_at && m->sequence > kCollectivesKept)
-      forget_mark.bind(1, session).bind(2, m->rank).bind(3, m->group).bind(4, m->sequence - kCollectivesKept).run();
+    write_mark(session, *m, m->left_at);
   } else if (const auto* f = std::get_if<Finding>(&event)) {
     finding.bind(1, session).bind(2, f->kind).bind(3, f->severity).bind(4, f->first_step).bind(5, f->last_step)
         .bind(6, ints_json(f->ranks)).bind(7, f->summary).bind(8, f->evidence).bind(9, f->suggested_fix)
@@ -266,6 +272,23 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
   }
 }
 
+namespace {
+
+// A rank sends a collective's enter mark and, when its wait returns, the leave mark: usually one
+// right after the other in the same batch. Written as one row (the enter's, with the leave's
+// time) they cost one upsert instead of an insert and an update of the same key: the marks were
+// 6 of a step's 15 records and a third of the writer's time at 1,024 ranks (issue 35).
+const CollectiveMark* leave_of(const SessionEvent& enter, const SessionEvent& next) {
+  const auto* in = std::get_if<CollectiveMark>(&enter.event);
+  const auto* out = std::get_if<CollectiveMark>(&next.event);
+  if (!in || !out || in->left_at || !out->left_at) return nullptr;
+  if (in->rank != out->rank || in->sequence != out->sequence || in->group != out->group) return nullptr;
+  if (enter.session_uid != next.session_uid && *enter.session_uid != *next.session_uid) return nullptr;
+  return out;
+}
+
+}  // namespace
+
 StoreWriter::StoreWriter(Store& store) : impl_(std::make_unique<Impl>(store.db())) {}
 StoreWriter::~StoreWriter() = default;
 
@@ -275,10 +298,16 @@ void StoreWriter::write(const std::vector<SessionEvent>& batch) {
     Transaction transaction(impl_->db);
     const std::string* last_uid = nullptr;
     std::int64_t session = 0;
-    for (const auto& item : batch) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const SessionEvent& item = batch[i];
       if (!last_uid || *item.session_uid != *last_uid) {
         session = impl_->session_id(*item.session_uid);
         last_uid = item.session_uid.get();
+      }
+      if (const CollectiveMark* leave = i + 1 < batch.size() ? leave_of(item, batch[i + 1]) : nullptr) {
+        impl_->write_mark(session, std::get<CollectiveMark>(item.event), leave->left_at);
+        ++i;  // the leave is written with its enter
+        continue;
       }
       impl_->write_event(session, item.event);
     }

@@ -278,5 +278,63 @@ TEST(Store, ReaderQueriesUseIndexes) {
     EXPECT_EQ(p->find("SCAN "), std::string::npos) << *p;
 }
 
+// The collector checkpoints on a connection of its own (collector.cpp): with the WAL watched, a
+// commit leaves its frames in the WAL (no automatic checkpoint on the writer's thread), another
+// connection's passive checkpoint copies them all, and the next transaction starts the WAL over.
+TEST(Store, AWatchedWalIsCopiedByAnotherConnectionAndThenStartsOver) {
+  const auto path = temp_path("wal_watch");
+  Store store = Store::open_or_create(path);
+  SqliteDb& db = store.db();
+  db.watch_wal();
+  auto fill = [&](int from, int rows) {
+    Transaction t(db);
+    Statement insert(db, "INSERT INTO logs(session_id, rank, level, text) VALUES(1, 0, 0, ?)");
+    for (int i = from; i < from + rows; ++i) insert.bind(1, std::to_string(i) + std::string(900, 'x')).run();
+    t.commit();
+  };
+  fill(0, 6000);  // about 1,400 pages: past SQLite's automatic checkpoint (1,000 frames)
+  const std::int64_t frames = db.wal_frames();
+  EXPECT_GT(frames, 1000);
+  fill(6000, 10);
+  EXPECT_GT(db.wal_frames(), frames) << "the writer's commit checkpointed the WAL itself";
+  SqliteDb checkpointer(path, false, false);
+  EXPECT_TRUE(checkpointer.checkpoint_passive());
+  fill(6010, 10);
+  EXPECT_LT(db.wal_frames(), 100) << "the WAL did not start over after a complete checkpoint";
+  EXPECT_EQ(db.query_int("SELECT COUNT(*) FROM logs"), 6020);
+  remove_store(path);
+}
+
+CollectiveMark mark(int rank, std::int64_t sequence, double entered_at, std::optional<double> left_at) {
+  CollectiveMark m;
+  m.rank = rank;
+  m.sequence = sequence;
+  m.op = "all_reduce";
+  m.entered_at = entered_at;
+  m.left_at = left_at;
+  return m;
+}
+
+// StoreWriter writes an enter mark followed by its own leave as one row; anything else (another
+// rank's or another collective's leave, a leave in a later batch) as before.
+TEST(StoreWriter, AnEnterMarkAndItsLeaveMakeOneRowAndOthersKeepTheirOwn) {
+  const auto path = temp_path("marks");
+  Store store = Store::open_or_create(path);
+  StoreWriter writer(store);
+  writer.write("uid-marks", {mark(0, 1, 10.0, std::nullopt), mark(0, 1, 10.0, 10.5),   // merged
+                             mark(0, 2, 11.0, std::nullopt), mark(1, 2, 11.1, 11.6),    // another rank's leave
+                             mark(1, 3, 12.0, std::nullopt), mark(1, 4, 12.2, 12.7),    // another collective's
+                             mark(0, 5, 13.0, std::nullopt)});
+  writer.write("uid-marks", {mark(0, 5, 13.0, 13.5), mark(0, 2, 11.0, 11.4)});        // leaves that come later
+  Statement rows(store.db(), "SELECT rank, sequence, entered_at, coalesce(left_at, -1) FROM collectives "
+                             "ORDER BY rank, sequence");
+  std::string got;
+  while (rows.step())
+    got += std::to_string(rows.int64(0)) + "/" + std::to_string(rows.int64(1)) + " " +
+           std::to_string(rows.real(2)).substr(0, 4) + "-" + std::to_string(rows.real(3)).substr(0, 4) + "\n";
+  EXPECT_EQ(got, "0/1 10.0-10.5\n0/2 11.0-11.4\n0/5 13.0-13.5\n1/2 11.1-11.6\n1/3 12.0--1.0\n1/4 12.2-12.7\n");
+  remove_store(path);
+}
+
 }  // namespace
 }  // namespace shardscope::sessions
