@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "configs/deepspeed_version.hpp"
 #include "configs/display_text.hpp"
 #include "diagnosis/failed_start.hpp"
+#include "diagnosis/output_doctor.hpp"
 #include "launcher/launch_error.hpp"
 #include "launcher/process_tree.hpp"
 #include "launcher/rank_supervisor.hpp"
@@ -58,6 +60,9 @@ ArgParser watch_parser() {
       .option("tag", "TEXT", "a tag (repeatable)", true)
       .option("poll-ms", "N", "how often the csv_monitor folder is read (default 500)")
       .option("grace", "SECONDS", "SIGTERM to SIGKILL when stopping the command (default 10)")
+      .option("hang-after", "SECONDS", "no output line and no new step for this long while the command runs is a "
+                                       "stall finding (default: 300 before the first step, then max(60, 20 x the "
+                                       "median step time))")
       .allow_passthrough("the command to run, e.g. deepspeed train.py --deepspeed ds.json");
   add_deepspeed_version_option(parser);
   return parser;
@@ -111,6 +116,7 @@ struct WatchContext {
   std::string program;   ///< the command's executable, found on PATH
   double grace_seconds = 10;
   int poll_ms = 500;
+  double hang_after_s = 0;  ///< --hang-after; 0: the doctor derives it
 };
 
 // Everything that can be wrong with the flags is found before the session is opened.
@@ -121,6 +127,12 @@ void read_flags(WatchContext& w) {
     w.grace_seconds = std::strtod(grace->c_str(), &end);
     if (grace->empty() || *end || !(w.grace_seconds >= 0 && w.grace_seconds <= 3600))
       throw UsageError("--grace expects seconds between 0 and 3600, got '" + *grace + "'");
+  }
+  if (auto hang = w.parsed.value("hang-after")) {
+    char* end = nullptr;
+    w.hang_after_s = std::strtod(hang->c_str(), &end);
+    if (hang->empty() || *end || !(w.hang_after_s > 0 && w.hang_after_s <= 1e7))
+      throw UsageError("--hang-after must be a number of seconds above 0, got '" + *hang + "'");
   }
   w.poll_ms = static_cast<int>(w.parsed.integer("poll-ms").value_or(500));
   if (w.poll_ms < 10 || w.poll_ms > 60000) throw UsageError("--poll-ms must be between 10 and 60000");
@@ -145,18 +157,19 @@ nlohmann::json origin_details(const WatchContext& w, const std::string& out_dir)
           {"deepspeed_version", configs::to_string(w.rules.version)}, {"deepspeed_rules", w.rules.describe()}};
 }
 
-// Reads the csv_monitor folder every poll-ms until stopped, under the follower's mutex.
+// Runs `tick` every poll-ms until stopped, under the follower's mutex; a tick that throws (the
+// session file failed) stops the ticks, not the run.
 class Poller {
  public:
-  Poller(DeepSpeedRunFollower& follower, std::mutex& mutex, int every_ms)
-      : thread_([this, &follower, &mutex, every_ms] {
+  Poller(std::mutex& mutex, int every_ms, std::function<void()> tick)
+      : thread_([this, &mutex, every_ms, tick = std::move(tick)] {
           std::unique_lock<std::mutex> wait_lock(wait_mutex_);
           while (!stop_) {
             wake_.wait_for(wait_lock, std::chrono::milliseconds(every_ms));
             std::lock_guard<std::mutex> lock(mutex);
             try {
-              follower.poll();
-            } catch (const std::exception& error) {  // the session file failed: the run goes on
+              tick();
+            } catch (const std::exception& error) {
               std::cerr << "shardscope watch: stopped recording the series: " << configs::shown_text(error.what()) << "\n";
               return;
             }
@@ -178,8 +191,20 @@ class Poller {
   std::thread thread_;
 };
 
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The doctor's findings, as they come: on the terminal beside the command's output, and stored.
+void report_finding(const Finding& f, EventSink& sink) {
+  std::cerr << "shardscope watch: doctor: " << configs::shown_text(f.summary) << "\n  fix: "
+            << configs::shown_text(f.suggested_fix) << "\n";
+  sink.send(f);
+}
+
 launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollower& follower, EventSink& sink,
-                                        std::mutex& mutex, std::ofstream& log, std::deque<std::string>& tail) {
+                                        std::mutex& mutex, std::ofstream& log, std::deque<std::string>& tail,
+                                        diagnosis::OutputDoctor& doctor) {
   launcher::SupervisorOptions options;
   launcher::RankSpec spec;
   spec.command = {w.program, w.plan.command, current_environment()};
@@ -195,8 +220,14 @@ launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollo
     tail.push_back(line.text);
     if (tail.size() > kOutputTailLines) tail.pop_front();
     follower.on_output_line(line.text);
+    if (const auto finding = doctor.on_line(line.text, unix_now())) report_finding(*finding, sink);
   };
-  Poller poller(follower, mutex, w.poll_ms);
+  Poller poller(mutex, w.poll_ms, [&] {
+    follower.poll();
+    const double now = unix_now();
+    doctor.on_steps(follower.last_step(), now);
+    if (const auto finding = doctor.check(now)) report_finding(*finding, sink);
+  });
   launcher::RankSupervisor supervisor(std::move(options));
   return supervisor.run();
 }
@@ -324,9 +355,13 @@ int run_watch_command(const CommandArgs& args) {
   std::mutex mutex;
   DeepSpeedRunFollower follower(sink, {w.plan.csv_dir, w.train_batch_size});
   std::deque<std::string> tail;  // the output's last lines, for a run that fails before its first step
+  diagnosis::OutputDoctorOptions doctor_options;
+  doctor_options.hang_after_s = w.hang_after_s;
+  doctor_options.config_path = w.plan.config_path;
+  diagnosis::OutputDoctor doctor(doctor_options);
   launcher::SupervisorResult result;
   try {
-    result = run_followed(w, follower, sink, mutex, log, tail);
+    result = run_followed(w, follower, sink, mutex, log, tail, doctor);
   } catch (const launcher::LaunchError& error) {
     std::cerr << "shardscope watch: error: " << configs::shown_text(error.what()) << "\n";
     result.status = "failed";
@@ -336,7 +371,7 @@ int run_watch_command(const CommandArgs& args) {
   if (const auto ended = launcher::end_descendants(5.0))
     std::cerr << "shardscope watch: ended " << ended << " process(es) the command left behind\n";
   follower.finish();
-  report_failed_start(follower, tail, result, sink);
+  if (!doctor.reported_error()) report_failed_start(follower, tail, result, sink);
   record_end(w, out_dir, sink, follower, result);
   print_closing_summary("shardscope watch", "the command", result.exit_code, w.uid, w.db);
   return result.exit_code;

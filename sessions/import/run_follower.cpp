@@ -139,7 +139,10 @@ std::size_t DeepSpeedRunFollower::read_trainer_state_file(const std::string& pat
 
 void DeepSpeedRunFollower::send_changed() {
   for (auto& e : merger_.take_changed()) {
-    steps_sent_ += std::holds_alternative<StepMetrics>(e) ? 1 : 0;
+    if (const auto* step = std::get_if<StepMetrics>(&e)) {
+      ++steps_sent_;
+      last_step_ = std::max(last_step_, step->step);
+    }
     sink_.send(e);
   }
 }

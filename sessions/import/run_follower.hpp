@@ -45,6 +45,8 @@ class DeepSpeedRunFollower {
   std::size_t trainer_records() const { return trainer_.records_seen(); }
   /// Step rows sent so far: 0 means the run never reached its first step.
   std::size_t steps_sent() const { return steps_sent_; }
+  /// The highest step sent so far (0 before the first).
+  std::int64_t last_step() const { return last_step_; }
   const DeepSpeedLogFacts& facts() const { return log_.facts(); }
   std::size_t points_read() const { return points_read_; }
 
@@ -73,6 +75,7 @@ class DeepSpeedRunFollower {
   std::vector<MonitorSeries> unsent_;  ///< csv points waiting for the samples-per-step
   std::size_t points_read_ = 0;
   std::size_t steps_sent_ = 0;
+  std::int64_t last_step_ = 0;
   std::int64_t latest_deepspeed_step_ = 0;  ///< the last step csv_monitor wrote a row for
   std::int64_t sample_gcd_ = 0;
 };

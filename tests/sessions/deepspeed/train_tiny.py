@@ -6,6 +6,7 @@ flops profiler, comms_logger's log_summary, and a PyTorch profiler Chrome trace 
 """
 import argparse
 import os
+import time
 
 import torch
 import deepspeed
@@ -22,6 +23,9 @@ def main():
     parser.add_argument("--local_rank", type=int, default=-1)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--trace-dir", default="")
+    parser.add_argument("--stall-rank", type=int, default=-1, help="this rank stops before --stall-step's backward")
+    parser.add_argument("--stall-step", type=int, default=3)
+    parser.add_argument("--stall-seconds", type=float, default=3600)
     parser = deepspeed.add_config_arguments(parser)
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -40,6 +44,8 @@ def main():
     for _ in range(args.steps * engine.gradient_accumulation_steps()):
         x = torch.randn(micro_batch, 16, generator=generator)
         loss = torch.nn.functional.mse_loss(engine(x), x.sum(dim=1, keepdim=True))
+        if engine.global_rank == args.stall_rank and engine.global_steps + 1 == args.stall_step:
+            time.sleep(args.stall_seconds)  # a stuck rank (a slow data loader): its peers wait in the all-reduce
         engine.backward(loss)
         engine.step()
         if engine.is_gradient_accumulation_boundary():

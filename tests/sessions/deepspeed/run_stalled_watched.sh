@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The run doctor under `shardscope watch` (issue 28 item 5): the tiny DeepSpeed run on 2 CPU ranks
+# (gloo) with rank 1 stuck for 25 s before step 3's backward, so rank 0 waits in the gradient
+# all-reduce and the run falls silent. watch must report the stall (silence past --hang-after 6
+# after the first steps, while the command runs), then say it ended when the run speaks again, and
+# store both as findings. (c10d's and gloo's timeout lines, NCCL errors and OOM messages are
+# decoded by the same doctor: tests/diagnosis/output_doctor_test.cpp, with PyTorch 2.11's texts.)
+# Exit 77 (skipped) when the venv has no DeepSpeed.
+# usage: run_stalled_watched.sh SHARDSCOPE VENV OUT_DIR
+set -euo pipefail
+cli=$1 venv=$2 out=$3
+here=$(cd "$(dirname "$0")" && pwd)
+if ! "$venv/bin/python" -c "import deepspeed" >/dev/null 2>&1; then
+  echo "SKIP: $venv has no deepspeed (scripts/install_test_deps.sh installs it)"
+  exit 77
+fi
+rm -rf "$out"
+mkdir -p "$out"
+cd "$out"
+cp "$here/ds_config.json" ds_config.json
+port=$("$venv/bin/python" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+export DS_ACCELERATOR=cpu PATH="$venv/bin:$PATH" OMP_NUM_THREADS=1
+start=$(date +%s)
+set +e
+"$cli" watch --db "$out/watch.db" --out "$out/watch" --name stalled --poll-ms 200 --hang-after 6 -- \
+  deepspeed --num_gpus 2 --master_port "$port" "$here/train_tiny.py" --deepspeed --deepspeed_config ds_config.json \
+  --steps 5 --stall-rank 1 --stall-step 3 --stall-seconds 25 > "$out/stdout.txt" 2> "$out/stderr.txt"
+code=$?
+set -e
+echo "[stalled run] exit code $code after $(( $(date +%s) - start )) s"
+fail() { echo "FAIL: $*"; echo "--- watch's stderr:"; grep -v "^\[" "$out/stderr.txt" | tail -n 40; exit 1; }
+[[ $code -eq 0 ]] || fail "the run (slow, not broken) exited $code"
+grep -q "shardscope watch: doctor: the command has been silent for [0-9]* s (no output line, no new step after step 2)" \
+  "$out/stderr.txt" || fail "no stall after step 2 was reported"
+grep -q "shardscope watch: doctor: the command spoke again after" "$out/stderr.txt" || fail "the stall's end was not said"
+"$cli" sessions show stalled --db "$out/watch.db" --json > "$out/show.json"
+"$venv/bin/python" - "$out/show.json" <<'PY'
+import json, sys
+show = json.load(open(sys.argv[1]))
+findings = show["findings"]
+stalls = [f for f in findings if f["kind"] == "stall"]
+assert len(stalls) == 1 and stalls[0]["first_step"] == 2 and stalls[0]["severity"] == "error", findings
+assert [f["kind"] for f in findings if f["kind"] == "stall_ended"] == ["stall_ended"], findings
+print("findings:", ", ".join(f"{f['kind']} ({f['severity']})" for f in findings))
+PY
