@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The run doctor under `shardscope watch` (issue 28 item 5): the tiny DeepSpeed run on 2 CPU ranks
-# (gloo) with rank 1 stuck for 25 s before step 3's backward, so rank 0 waits in the gradient
-# all-reduce and the run falls silent. watch must report the stall (silence past --hang-after 6
+# (gloo) with rank 1 stuck for 30 s before step 3's backward, so rank 0 waits in the gradient
+# all-reduce and the run falls silent. watch must report the stall (silence past --hang-after 10
 # after the first steps, while the command runs), then say it ended when the run speaks again, and
 # store both as findings. (c10d's and gloo's timeout lines, NCCL errors and OOM messages are
 # decoded by the same doctor: tests/diagnosis/output_doctor_test.cpp, with PyTorch 2.11's texts.)
@@ -22,9 +22,9 @@ port=$("$venv/bin/python" -c "import socket; s=socket.socket(); s.bind(('127.0.0
 export DS_ACCELERATOR=cpu PATH="$venv/bin:$PATH" OMP_NUM_THREADS=1
 start=$(date +%s)
 set +e
-"$cli" watch --db "$out/watch.db" --out "$out/watch" --name stalled --poll-ms 200 --hang-after 6 -- \
+"$cli" watch --db "$out/watch.db" --out "$out/watch" --name stalled --poll-ms 200 --hang-after 10 -- \
   deepspeed --num_gpus 2 --master_port "$port" "$here/train_tiny.py" --deepspeed --deepspeed_config ds_config.json \
-  --steps 5 --stall-rank 1 --stall-step 3 --stall-seconds 25 > "$out/stdout.txt" 2> "$out/stderr.txt"
+  --steps 5 --stall-rank 1 --stall-step 3 --stall-seconds 30 > "$out/stdout.txt" 2> "$out/stderr.txt"
 code=$?
 set -e
 echo "[stalled run] exit code $code after $(( $(date +%s) - start )) s"
@@ -38,8 +38,10 @@ grep -q "shardscope watch: doctor: the command spoke again after" "$out/stderr.t
 import json, sys
 show = json.load(open(sys.argv[1]))
 findings = show["findings"]
-stalls = [f for f in findings if f["kind"] == "stall"]
-assert len(stalls) == 1 and stalls[0]["first_step"] == 2 and stalls[0]["severity"] == "error", findings
-assert [f["kind"] for f in findings if f["kind"] == "stall_ended"] == ["stall_ended"], findings
+# Exactly one stall while rank 1 was stuck after step 2, and its end. (A loaded machine can be
+# silent past the 10 s bound once more in the teardown after the last step; that one is not judged.)
+stalls = [f for f in findings if f["kind"] == "stall" and f["first_step"] == 2]
+assert len(stalls) == 1 and stalls[0]["severity"] == "error", findings
+assert any(f["kind"] == "stall_ended" for f in findings), findings
 print("findings:", ", ".join(f"{f['kind']} ({f['severity']})" for f in findings))
 PY
