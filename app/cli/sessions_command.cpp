@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <iomanip>
@@ -16,13 +15,12 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/session_error_exit.hpp"
 #include "configs/did_you_mean.hpp"
-#include "diagnosis/session_review.hpp"
+#include "diagnosis/stored_session.hpp"
 #include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
 #include "profiler/profile_selection.hpp"
 #include "profiler/profiler_error.hpp"
 #include "sessions/display_text.hpp"
-#include "sessions/doctor_records.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/profile_reader.hpp"
 #include "sessions/host_probe.hpp"
@@ -256,22 +254,6 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
   if (comms.size() > 1) std::cout << "\n", print_table(std::cout, comms);
 }
 
-// The run doctor's findings (docs/doctor.md): stored ones, then what the steps, timers and marks show.
-std::vector<sessions::Finding> session_findings(Store& store, std::int64_t id, const SessionDetail& d) {
-  diagnosis::SessionMaterial m;
-  m.status = d.info.status;
-  m.stored = load_findings(store, id);
-  m.steps = load_steps(store, id);
-  m.timers = load_timer_breakdowns(store, id);
-  m.marks = load_collective_marks(store, id);
-  m.run.world_size = d.info.world_size;
-  for (const auto& r : d.ranks) m.run.hosts[r.info.rank] = r.info.host;
-  for (const auto& s : m.steps) m.run.last_step[s.rank] = std::max(m.run.last_step[s.rank], s.step);
-  m.run.now = d.info.ended_at ? *d.info.ended_at
-                              : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  return diagnosis::review_session(m);
-}
-
 std::string step_range(const sessions::Finding& f) {
   if (f.first_step < 0) return "";
   return f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
@@ -401,7 +383,7 @@ int show_action(const CommandArgs& args) {
   profile_options.operator_order = operators_by == "total" ? profiler::OperatorOrder::kTotal : profiler::OperatorOrder::kSelf;
   const ShownProfile profile = load_shown_profile(parsed, store, id, profile_options);
   const auto memory = engine::session_memory_report(store, id, options.warmup_steps);
-  const auto findings = session_findings(store, id, detail);
+  const auto findings = diagnosis::review_stored_session(store, id, detail);
   if (parsed.has("json")) {
     nlohmann::json out{{"detail", session_detail_to_json(detail)}, {"summary", session_summary_to_json(summary)},
                        {"findings", findings_json(findings)}};

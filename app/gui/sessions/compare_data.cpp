@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "diagnosis/stored_session.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/display_text.hpp"
 #include "sessions/store.hpp"
@@ -182,6 +183,19 @@ Catalog load_catalog(const std::vector<std::string>& files) {
   return catalog;
 }
 
+// The doctor's findings of each compared session; a session whose findings cannot be read has
+// none (its curves and tables were read, so the file is there).
+void add_findings(Comparison& out) {
+  for (const auto& ref : out.sessions) {
+    out.findings.emplace_back();
+    try {
+      ss::Store store = open_for_catalog(ref.file);
+      out.findings.back() = diagnosis::review_stored_session(store, ref.id, ss::load_session(store, ref.id));
+    } catch (const std::exception&) {
+    }
+  }
+}
+
 const std::vector<ss::Metric>& compared_metrics() {
   static const std::vector<ss::Metric> metrics = {
       ss::Metric::kLoss,       ss::Metric::kLr,     ss::Metric::kLossScale, ss::Metric::kGradNorm,
@@ -202,6 +216,7 @@ Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup
     else
       compare_across_files(refs, warmup_steps, out);
     throughput_as_samples(out.curves, out.sessions);
+    add_findings(out);
   } catch (const std::exception& e) {
     Comparison failed;
     failed.sessions = refs;

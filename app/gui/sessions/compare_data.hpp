@@ -52,6 +52,8 @@ struct Comparison {
   std::vector<sessions::DiffRow> config_diff;       ///< every path; DiffRow::differs marks changes
   std::vector<sessions::DiffRow> environment_diff;
   std::vector<sessions::DiffRow> run_diff;          ///< command lines, their flags, ranks, hosts
+  /// Each session's run-doctor findings, as `sessions show` lists them (diagnosis::review_stored_session).
+  std::vector<std::vector<sessions::Finding>> findings;
   bool same_file = false;  ///< computed by sessions::compare_sessions itself
   std::string error;       ///< set instead of the rest when the comparison failed
 };

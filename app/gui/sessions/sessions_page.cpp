@@ -85,6 +85,7 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   tabs_->addTab(buildSummaryTab(), tr("Summary"));
   tabs_->addTab(buildVerdictTab(), tr("Verdict"));
   tabs_->addTab(buildTrendTab(), tr("Trend"));
+  tabs_->addTab(buildFindingsTab(), tr("Findings"));
   breakdown_chart_ = new QCustomPlot;
   add_plot_export_menu(breakdown_chart_, "step_time_breakdown", [this](const QString& m) { emit statusMessage(m); });
   tabs_->addTab(breakdown_chart_, tr("Breakdown"));
@@ -355,6 +356,7 @@ void SessionsPage::onComparisonReady() {
   environment_model_->setRows(comparison_.sessions, comparison_.environment_diff);
   run_model_->setRows(comparison_.sessions, comparison_.run_diff);
   draw_timer_breakdown(breakdown_chart_, comparison_.summaries, comparison_.sessions);
+  showFindings();
   updateVerdictChoices();
   if (comparison_.sessions.size() >= 2) runVerdict();
   else clearVerdict(tr("Compare 2 sessions or more for a verdict: the first is the baseline."));

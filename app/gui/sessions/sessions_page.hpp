@@ -90,6 +90,11 @@ class SessionsPage : public QWidget {
   /// "Breakdown", "Profile").
   void showTab(const QString& title);
 
+  /// The Findings tab (sessions_page_findings.cpp): every compared session's run-doctor findings.
+  TextTableModel* findingsModel() const { return findings_model_; }
+  /// Shows finding `row` where it happened: the Curves tab, zoomed to its steps.
+  void openFinding(int row);
+
   /// The Verdict tab (sessions_page_verdicts.cpp): `sessions check` on the compared sessions.
   /// The ways to split them (verdict_group_choices) and the one chosen; choosing re-runs the check.
   const std::vector<VerdictGroups>& verdictChoices() const { return verdict_choices_; }
@@ -139,6 +144,8 @@ class SessionsPage : public QWidget {
   QWidget* buildVerdictControls();
   QWidget* buildVerdictTables();
   QWidget* buildTrendTab();
+  QWidget* buildFindingsTab();
+  void showFindings();
   QWidget* buildTrendControls();
   void updateVerdictChoices();
   void onVerdictReady();
@@ -173,6 +180,9 @@ class SessionsPage : public QWidget {
   QMenu* recent_menu_ = nullptr;
   QLabel* compare_header_ = nullptr;
   QTabWidget* tabs_ = nullptr;
+  TextTableModel* findings_model_ = nullptr;
+  QLabel* findings_note_ = nullptr;
+  std::vector<sessions::Finding> finding_rows_;  ///< the Findings table's rows, in order
   std::vector<std::pair<std::string, QCustomPlot*>> charts_;
   QCustomPlot* breakdown_chart_ = nullptr;
   QComboBox* smoothing_kind_ = nullptr;

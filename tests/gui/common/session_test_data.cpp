@@ -92,6 +92,7 @@ std::vector<ss::Event> run_events(const RunSpec& spec) {
                                             {"backward", "shardscope", t0 + 48'000, t0 + 100'000, -1, 1, 5}}});
     }
   events.push_back(ss::LogLine{0, spec.started_at + 1, ss::LogLevel::kInfo, "step 1 done"});
+  for (const auto& f : spec.findings) events.push_back(f);
   std::vector<ss::RankExit> exits;
   for (int r = 0; r < spec.ranks; ++r) exits.push_back({r, 0});
   events.push_back(ss::RunEnd{"completed", spec.started_at + spec.steps + 1, double(spec.steps + 1), exits});

@@ -27,6 +27,7 @@ struct RunSpec {
   bool profiled = false;         ///< add a kernel/memcpy/NCCL/NVTX window in step 5 of every rank
   double started_at = 1795900000;
   std::vector<std::string> train_args;  ///< appended to the recorded `shardscope train` command line
+  std::vector<sessions::Finding> findings;  ///< stored before the run's end, as the launcher stores its doctor's
 };
 
 /// Where a profiled run's first kernel starts on rank 0 (host Unix ns, 60 ms before step 5 ends);

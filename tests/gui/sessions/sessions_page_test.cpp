@@ -4,8 +4,8 @@
 // across two files, smoothing and downsampling of curves, log-scale ticks and flat curves, the
 // legend of exported charts, renaming, tagging and deleting, CSV export (the list's selected rows,
 // and the selected sessions' own tables as `sessions export` writes them), samples/s when a
-// DeepSpeed run is compared with engine runs, "identical" for a diff with no difference, and the
-// page inside the main window. The profile view has its own test (profile_view_test.cpp).
+// DeepSpeed run is compared with engine runs, "identical" for a diff with no difference, the run
+// doctor's findings and their jump to the curves, and the page inside the main window. The profile view has its own test (profile_view_test.cpp).
 #include <chrono>
 #include <cmath>
 
@@ -33,6 +33,8 @@
 #include "app/gui/common/series_downsampling.hpp"
 #include "app/gui/sessions/session_catalog_model.hpp"
 #include "app/gui/sessions/sessions_page.hpp"
+#include "app/gui/sessions/verdict_models.hpp"
+#include "diagnosis/stored_session.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 #include "tests/gui/common/session_test_data.hpp"
@@ -115,6 +117,62 @@ class SessionsPageTest : public QObject {
     }
     // Recent files are remembered for the next start.
     QCOMPARE(QSettings().value("sessions/recentFiles").toStringList().size(), 2);
+  }
+
+  // The run doctor's findings of the compared sessions, as `sessions show` lists them, and a
+  // double-click that shows a finding's steps in the curves.
+  void findingsListedAndOpenTheirSteps() {
+    const QString file = dir_.filePath("findings.db");
+    testing::RunSpec slow{"slowrank", 2, 40, 100, 8};
+    ss::Finding straggler;
+    straggler.kind = "straggler";
+    straggler.severity = "warning";
+    straggler.first_step = 12;
+    straggler.last_step = 30;
+    straggler.ranks = {1};
+    straggler.summary = "node-a:1 is 25% slower than its peers in backward";
+    straggler.evidence = "backward 125 ms against a median of 100 ms";
+    straggler.suggested_fix = "look at node-a's GPU clocks";
+    ss::Finding nan = straggler;
+    nan.kind = "nan_loss";
+    nan.severity = "error";
+    nan.first_step = nan.last_step = 35;
+    nan.ranks = {0};
+    nan.summary = "rank 0's loss is NaN at step 35";
+    slow.findings = {straggler, nan};
+    testing::write_sessions(file, {slow});
+    SessionsPage page;
+    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
+    page.openFiles({file});
+    QVERIFY(loaded.wait(10000));
+    page.selectByName({"slowrank"});
+    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
+    page.compareSelected();
+    QVERIFY(drawn.wait(10000));
+    ss::Store store = reader(file);
+    const auto id = page.comparison().sessions.front().id;
+    const auto expected = shardscope::diagnosis::review_stored_session(store, id, ss::load_session(store, id));
+    auto* model = page.findingsModel();
+    QCOMPARE(model->rowCount(), static_cast<int>(expected.size()));
+    QVERIFY(model->rowCount() >= 2);
+    QStringList kinds;
+    for (int r = 0; r < model->rowCount(); ++r) kinds << model->index(r, 2).data().toString();
+    QVERIFY2(kinds.contains("straggler") && kinds.contains("nan_loss"), qPrintable(kinds.join(",")));
+    const int nan_row = static_cast<int>(kinds.indexOf("nan_loss"));
+    QCOMPARE(model->index(nan_row, 1).data().toString(), QString("error"));
+    QCOMPARE(model->index(nan_row, 3).data().toString(), QString("35"));
+    QCOMPARE(model->index(nan_row, 4).data().toString(), QString("0"));
+    QVERIFY(model->index(nan_row, 0).data(Qt::ToolTipRole).toString().contains("fix: look at node-a"));
+    // Straggler: steps 12-30, shown with 18 steps on each side (none before step 0).
+    const int straggler_row = static_cast<int>(kinds.indexOf("straggler"));
+    QCOMPARE(model->index(straggler_row, 3).data().toString(), QString("12-30"));
+    page.showTab("Findings");
+    page.openFinding(straggler_row);
+    auto* step_time = page.chart("step_time_ms");
+    QVERIFY(step_time);
+    QCOMPARE(step_time->xAxis->range().lower, 0.0);
+    QCOMPARE(step_time->xAxis->range().upper, 48.0);
+    QVERIFY(step_time->isVisible() || !page.isVisible());
   }
 
   void compareTwoSessionsEqualsLibrary() {

@@ -1,0 +1,127 @@
+// The Sessions page's Findings tab: the run doctor's findings of every compared session (what
+// `sessions show` lists: stored by the launcher or `watch`, and found in the steps, timers and
+// collective marks), coloured by severity; a double-click shows the finding's steps in the curves.
+#include <algorithm>
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "app/gui/common/gui_export.hpp"
+#include "app/gui/sessions/sessions_page.hpp"
+#include "app/gui/sessions/verdict_models.hpp"
+#include "sessions/display_text.hpp"
+
+namespace shardscope::gui {
+namespace {
+
+namespace ss = shardscope::sessions;
+
+RowTone tone_of(const ss::Finding& f) {
+  if (f.severity == "error") return RowTone::kRegression;
+  if (f.severity == "warning") return RowTone::kWithinThreshold;
+  return RowTone::kPlain;
+}
+
+std::string steps_text(const ss::Finding& f) {
+  if (f.first_step < 0) return "";
+  return f.first_step == f.last_step ? std::to_string(f.first_step)
+                                     : std::to_string(f.first_step) + "-" + std::to_string(f.last_step);
+}
+
+std::string ranks_text(const ss::Finding& f) {
+  std::string out;
+  for (int r : f.ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
+TableRow finding_row(const std::string& session, const ss::Finding& f) {
+  const auto shown = [](const std::string& text) { return ss::escape_control_characters(text); };
+  TableRow row;
+  for (const std::string& text : {session, f.severity, shown(f.kind), steps_text(f), ranks_text(f), shown(f.summary),
+                                  shown(f.suggested_fix)})
+    row.cells.push_back(TableCell{text, std::nullopt});
+  if (f.first_step >= 0) row.cells[3].value = static_cast<double>(f.first_step);
+  row.tone = tone_of(f);
+  row.tooltip = shown(f.summary + (f.evidence.empty() ? "" : "\n\n" + f.evidence) +
+                      (f.suggested_fix.empty() ? "" : "\n\nfix: " + f.suggested_fix));
+  return row;
+}
+
+}  // namespace
+
+QWidget* SessionsPage::buildFindingsTab() {
+  findings_model_ = new TextTableModel(this);
+  findings_model_->setToneColumn(1);
+  auto* view = new QTableView;
+  view->setObjectName("findings_table");
+  view->setModel(findings_model_);
+  view->verticalHeader()->hide();
+  view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  view->horizontalHeader()->setStretchLastSection(true);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setWordWrap(false);
+  view->setToolTip(tr("Double-click a finding to see its steps in the curves; hover for its evidence"));
+  connect(view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) { openFinding(i.row()); });
+  connect(findings_model_, &QAbstractItemModel::modelReset, view, [view] {
+    view->resizeColumnsToContents();
+    for (int c = 0; c < view->model()->columnCount(); ++c)
+      view->setColumnWidth(c, std::min(view->columnWidth(c), 420));
+  });
+  add_table_export_menu(view, "findings", [this](const QString& m) { emit statusMessage(m); });
+  findings_note_ = new QLabel;
+  findings_note_->setObjectName("findings_note");
+  findings_note_->setWordWrap(true);
+  auto* tab = new QWidget;
+  auto* layout = new QVBoxLayout(tab);
+  layout->addWidget(findings_note_);
+  layout->addWidget(view, 1);
+  return tab;
+}
+
+void SessionsPage::showFindings() {
+  TextTable table;
+  table.headers = {"session", "severity", "kind", "steps", "ranks", "summary", "fix"};
+  finding_rows_.clear();
+  int errors = 0;
+  for (std::size_t s = 0; s < comparison_.findings.size() && s < comparison_.sessions.size(); ++s)
+    for (const auto& f : comparison_.findings[s]) {
+      table.rows.push_back(finding_row(comparison_.sessions[s].label, f));
+      finding_rows_.push_back(f);
+      errors += f.severity == "error";
+    }
+  findings_model_->setTable(std::move(table));
+  findings_note_->setText(finding_rows_.empty()
+                              ? tr("No findings: the run doctor saw no hang, straggler, numerics problem, OOM or failed "
+                                   "start in these sessions.")
+                              : tr("%1 %2, %3 of them %4. Double-click one to see its steps in the curves.")
+                                    .arg(finding_rows_.size())
+                                    .arg(finding_rows_.size() == 1 ? tr("finding") : tr("findings"))
+                                    .arg(errors)
+                                    .arg(errors == 1 ? tr("an error") : tr("errors")));
+}
+
+void SessionsPage::openFinding(int row) {
+  if (row < 0 || row >= static_cast<int>(finding_rows_.size())) return;
+  const ss::Finding& f = finding_rows_[static_cast<std::size_t>(row)];
+  showTab(tr("Curves"));
+  if (f.first_step < 0) {
+    emit statusMessage(tr("This finding names no step: %1").arg(QString::fromStdString(ss::escape_control_characters(f.kind))));
+    return;
+  }
+  // Its steps with as much again on each side (at least 10 steps; none before step 0), so the
+  // change is seen in context.
+  const double span = std::max<double>(10, static_cast<double>(f.last_step - f.first_step));
+  for (auto& [metric, plot] : charts_) {
+    plot->xAxis->setRange(std::max(0.0, static_cast<double>(f.first_step) - span), static_cast<double>(f.last_step) + span);
+    plot->replot();
+  }
+  emit statusMessage(tr("%1 at step %2%3")
+                         .arg(QString::fromStdString(ss::escape_control_characters(f.kind)),
+                              QString::fromStdString(steps_text(f)),
+                              f.ranks.empty() ? QString() : tr(", rank %1").arg(QString::fromStdString(ranks_text(f)))));
+}
+
+}  // namespace shardscope::gui
