@@ -26,6 +26,7 @@
 #include "configs/deepspeed_version.hpp"
 #include "configs/display_text.hpp"
 #include "diagnosis/failed_start.hpp"
+#include "diagnosis/numerics_watch.hpp"
 #include "diagnosis/output_doctor.hpp"
 #include "launcher/launch_error.hpp"
 #include "launcher/process_tree.hpp"
@@ -191,6 +192,30 @@ class Poller {
   std::thread thread_;
 };
 
+// The run doctor of a watched command: its output read line by line, and its steps' losses and
+// loss scales (NaN/Inf, an overflow streak, a spike) as the follower records them.
+struct WatchDoctor {
+  diagnosis::OutputDoctor output;
+  diagnosis::NumericsWatch numerics;
+};
+
+// Shows every event to the numerics watch before passing it on: the follower's steps, and the
+// run's start with its config (fp16.min_loss_scale).
+class ObservedSink final : public EventSink {
+ public:
+  ObservedSink(EventSink& inner, diagnosis::NumericsWatch& numerics) : inner_(inner), numerics_(numerics) {}
+  void send(const Event& event) override {
+    numerics_.observe(event);
+    inner_.send(event);
+  }
+  void flush() override { inner_.flush(); }
+  void close() override { inner_.close(); }
+
+ private:
+  EventSink& inner_;
+  diagnosis::NumericsWatch& numerics_;
+};
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -204,7 +229,7 @@ void report_finding(const Finding& f, EventSink& sink) {
 
 launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollower& follower, EventSink& sink,
                                         std::mutex& mutex, std::ofstream& log, std::deque<std::string>& tail,
-                                        diagnosis::OutputDoctor& doctor) {
+                                        WatchDoctor& doctor) {
   launcher::SupervisorOptions options;
   launcher::RankSpec spec;
   spec.command = {w.program, w.plan.command, current_environment()};
@@ -220,13 +245,14 @@ launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollo
     tail.push_back(line.text);
     if (tail.size() > kOutputTailLines) tail.pop_front();
     follower.on_output_line(line.text);
-    if (const auto finding = doctor.on_line(line.text, unix_now())) report_finding(*finding, sink);
+    if (const auto finding = doctor.output.on_line(line.text, unix_now())) report_finding(*finding, sink);
   };
   Poller poller(mutex, w.poll_ms, [&] {
     follower.poll();
     const double now = unix_now();
-    doctor.on_steps(follower.last_step(), now);
-    if (const auto finding = doctor.check(now)) report_finding(*finding, sink);
+    doctor.output.on_steps(follower.last_step(), now);
+    if (const auto finding = doctor.output.check(now)) report_finding(*finding, sink);
+    for (const auto& finding : doctor.numerics.check(now)) report_finding(finding, sink);
   });
   launcher::RankSupervisor supervisor(std::move(options));
   return supervisor.run();
@@ -290,7 +316,7 @@ void report_failed_start(const DeepSpeedRunFollower& follower, const std::deque<
   sink.send(*finding);
 }
 
-void record_end(const WatchContext& w, const std::string& out_dir, FileEventSink& sink,
+void record_end(const WatchContext& w, const std::string& out_dir, EventSink& sink,
                 DeepSpeedRunFollower& follower, const launcher::SupervisorResult& result) {
   RunStartInputs inputs = start_inputs(w);
   nlohmann::json details = origin_details(w, out_dir);
@@ -345,7 +371,12 @@ int run_watch_command(const CommandArgs& args) {
   w.uid = new_session_uid();
   w.started_at = static_cast<double>(std::time(nullptr));
   launcher::become_child_subreaper();
-  FileEventSink sink({w.db, w.uid});
+  FileEventSink file_sink({w.db, w.uid});
+  diagnosis::OutputDoctorOptions doctor_options;
+  doctor_options.hang_after_s = w.hang_after_s;
+  doctor_options.config_path = w.plan.config_path;
+  WatchDoctor doctor{diagnosis::OutputDoctor(doctor_options), diagnosis::NumericsWatch()};
+  ObservedSink sink(file_sink, doctor.numerics);
   sink.send(deepspeed_run_start({}, start_inputs(w)));
   sink.send(SessionOrigin{"deepspeed-watch", origin_details(w, out_dir).dump()});
   std::cerr << "shardscope watch: session " << w.uid << " in " << w.db << "; config copy " << w.plan.config_copy
@@ -355,10 +386,6 @@ int run_watch_command(const CommandArgs& args) {
   std::mutex mutex;
   DeepSpeedRunFollower follower(sink, {w.plan.csv_dir, w.train_batch_size});
   std::deque<std::string> tail;  // the output's last lines, for a run that fails before its first step
-  diagnosis::OutputDoctorOptions doctor_options;
-  doctor_options.hang_after_s = w.hang_after_s;
-  doctor_options.config_path = w.plan.config_path;
-  diagnosis::OutputDoctor doctor(doctor_options);
   launcher::SupervisorResult result;
   try {
     result = run_followed(w, follower, sink, mutex, log, tail, doctor);
@@ -371,7 +398,8 @@ int run_watch_command(const CommandArgs& args) {
   if (const auto ended = launcher::end_descendants(5.0))
     std::cerr << "shardscope watch: ended " << ended << " process(es) the command left behind\n";
   follower.finish();
-  if (!doctor.reported_error()) report_failed_start(follower, tail, result, sink);
+  for (const auto& finding : doctor.numerics.check(unix_now())) report_finding(finding, sink);  // the last polls' steps
+  if (!doctor.output.reported_error()) report_failed_start(follower, tail, result, sink);
   record_end(w, out_dir, sink, follower, result);
   print_closing_summary("shardscope watch", "the command", result.exit_code, w.uid, w.db);
   return result.exit_code;

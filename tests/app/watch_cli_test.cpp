@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,36 @@ TEST_F(WatchCli, AnUnsupportedVersionIsRefusedBeforeAnythingRuns) {
   EXPECT_TRUE(contains(r.err, "0.19.7, 0.19.8")) << r.err;
   EXPECT_FALSE(temp_.exists("w.db")) << "no session store was created";
   EXPECT_FALSE(temp_.exists("out_bad"));
+}
+
+// The run doctor on a command's output (docs/doctor.md, "Under watch"): DeepSpeed's overflow lines
+// at the minimum loss scale become an overflow streak, the allocator's out-of-memory line a
+// cuda_oom finding naming the config copy's estimate; both printed live and stored. The command is
+// a shell printing DeepSpeed 0.19.7's and PyTorch 2.11's lines.
+TEST_F(WatchCli, TheDoctorReadsTheCommandsOutput) {
+  std::string script;
+  for (int step = 0; step < 6; ++step)
+    script += "echo '[2026-12-07 10:00:0" + std::to_string(step) +
+              ",000] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted "
+              "loss scale: 1, reducing to 1'; echo '[Rank 0] time (ms) | fwd: 1.00 | bwd: 2.00 | step: 3.00'; ";
+  script += "echo '[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+            "capacity of 79.19 GiB of which 1.06 GiB is free. Of the allocated memory 75.20 GiB is allocated by PyTorch, "
+            "and 512.00 MiB is reserved by PyTorch but unallocated.' >&2; sleep 1; exit 1";
+  const auto r = run_cli({"watch", "--db", db(), "--out", temp_.file("out_doctor"), "--name", "doctor", "--poll-ms", "100",
+                          "--", "sh", "-c", script, "sh", "--deepspeed_config", temp_.file("ds.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "shardscope watch: doctor: rank 0: CUDA out of memory asking for 2.00 GiB on GPU 0")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--gpu-mem 79.19GiB")) << r.err;
+  const auto show = run_cli({"sessions", "show", "doctor", "--db", db(), "--json"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const Json findings = Json::parse(show.out, nullptr, false)["findings"];
+  std::map<std::string, Json> by_kind;
+  for (const auto& f : findings) by_kind[f["kind"].get<std::string>()] = f;
+  ASSERT_TRUE(by_kind.count("overflow_streak")) << findings.dump(2);
+  EXPECT_EQ(by_kind["overflow_streak"]["severity"], "error") << "the streak sits at the minimum scale";
+  ASSERT_TRUE(by_kind.count("cuda_oom")) << findings.dump(2);
+  EXPECT_EQ(by_kind["cuda_oom"]["ranks"], Json::array({0}));
+  EXPECT_FALSE(by_kind.count("failed_start")) << "the OOM said why; no second, vaguer finding";
 }
 
 }  // namespace
