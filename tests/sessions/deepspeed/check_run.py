@@ -257,8 +257,15 @@ def check_import(cli, out):
           and all(r["operator_calls"] == len([r2 for r2 in s["nvtx_ranges"] if r2["rank"] == k and r2["domain"] == "cpu_op"])
                   and r["operators"] and r["forward_backward_links"] > 0 for k, r in operators.items()),
           "show --profile lists each rank's top CPU operators, with their forward/backward links")
-    check(len(profile["host_idle"]) >= 2 and all(h["step_windows"] and 0 <= h["idle_fraction"] < 1
-                                                  for h in profile["host_idle"] if h["operators"] > 10),
+    # Each rank's main thread (the most operators) holds the ProfilerStep#N ranges and is measured
+    # in them; a side thread (autograd's, a comm thread) is measured over its own operators' span,
+    # and has 8 to 16 operators depending on timing.
+    busiest = {}
+    for h in profile["host_idle"]:
+        if h["operators"] > busiest.get(h["rank"], {"operators": -1})["operators"]:
+            busiest[h["rank"]] = h
+    check(sorted(busiest) == [0, 1] and all(h["step_windows"] for h in busiest.values())
+          and all(0 <= h["idle_fraction"] < 1 for h in profile["host_idle"]),
           "show --profile gives the host time outside operators in the ProfilerStep windows")
     text = run(cli, "sessions", "show", result["session_uid"], "--db", db, "--profile")
     check("== Top CPU operators by self time ==" in text and "this session has no profiled window" not in text,
