@@ -22,7 +22,6 @@
 namespace shardscope::app {
 namespace {
 
-namespace launcher = launcher;
 
 ArgParser launch_parser() {
   ArgParser parser("launch",

@@ -45,7 +45,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace sessions;
-namespace launcher = launcher;
 
 ArgParser watch_parser() {
   ArgParser parser("watch",
