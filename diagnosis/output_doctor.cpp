@@ -14,9 +14,9 @@ constexpr std::size_t kMaxEvidence = 600;  // a finding quotes at most this much
 
 bool has(const std::string& line, const char* part) { return line.find(part) != std::string::npos; }
 
-// The digits right after `key` ("SeqNum=42" -> 42); -1 when absent.
-long long number_after(const std::string& line, const std::string& key) {
-  const auto at = line.find(key);
+// The digits right after the first `key` at or past `from` ("SeqNum=42" -> 42); -1 when absent.
+long long number_after(const std::string& line, const std::string& key, std::size_t from = 0) {
+  const auto at = line.find(key, from);
   if (at == std::string::npos) return -1;
   const char* start = line.c_str() + at + key.size();
   if (*start == '-' || !std::isdigit(static_cast<unsigned char>(*start))) return -1;
@@ -54,7 +54,7 @@ std::string text_before(const std::string& line, const std::string& start, const
 // torchrun's "[rank3]:" prefix; -1 when it names none.
 int rank_of(const std::string& line) {
   if (const auto at = line.find("Rank "); at != std::string::npos) {
-    const long long r = number_after(line.substr(at), "Rank ");
+    const long long r = number_after(line, "Rank ", at);
     if (r >= 0 && r < (1 << 24) && line.find(']', at) != std::string::npos) return static_cast<int>(r);
   }
   if (line.rfind("[rank", 0) == 0) {
@@ -87,7 +87,7 @@ constexpr const char* kFindTheCulprit =
     "TORCH_NCCL_DUMP_ON_TIMEOUT=1 for the flight recorder's per-rank record of collectives; DeepSpeed's wait is "
     "DEEPSPEED_TIMEOUT minutes (10 by default)";
 
-std::optional<Finding> watchdog_timeout(const std::string& line, double now) {
+Finding watchdog_timeout(const std::string& line, double now) {
   Finding f = base("hang", line, now);
   const long long seq = number_after(line, "SeqNum=");
   const std::string op = text_after(line, "OpType=", ",) ");
@@ -101,7 +101,7 @@ std::optional<Finding> watchdog_timeout(const std::string& line, double now) {
   return f;
 }
 
-std::optional<Finding> gloo_timeout(const std::string& line, double now) {
+Finding gloo_timeout(const std::string& line, double now) {
   Finding f = base("hang", line, now);
   const long long ms = number_after(line, "Timed out waiting ");
   const std::string op = text_between(line, "ms for ", " operation");
@@ -111,7 +111,7 @@ std::optional<Finding> gloo_timeout(const std::string& line, double now) {
   return f;
 }
 
-std::optional<Finding> peer_lost(const std::string& line, double now) {
+Finding peer_lost(const std::string& line, double now) {
   Finding f = base("peer_lost", line, now);
   f.severity = "warning";
   f.summary = who(f) + " lost a peer (gloo: connection closed by peer): another rank ended first";
@@ -123,7 +123,7 @@ std::string nccl_fix(const std::string& reason) {
   if (has(reason, "system error"))
     return "usually the network or shared memory: rerun with NCCL_DEBUG=INFO, set NCCL_SOCKET_IFNAME to the "
            "interface the hosts share, and in a container give /dev/shm room (docker --shm-size=16g)";
-  if (has(reason, "remote process exited") || has(reason, "remote"))
+  if (has(reason, "remote"))
     return "a peer failed first: its own output has the real error";
   if (has(reason, "cuda"))
     return "a CUDA error in the work before the collective: rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel";
@@ -132,7 +132,7 @@ std::string nccl_fix(const std::string& reason) {
   return "rerun with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=ALL) for the failing call";
 }
 
-std::optional<Finding> nccl_error(const std::string& line, double now) {
+Finding nccl_error(const std::string& line, double now) {
   Finding f = base("nccl_error", line, now);
   // "NCCL error in: FILE:LINE, REASON (run with NCCL_DEBUG=INFO for details), NCCL version V"
   std::string reason;
@@ -163,7 +163,7 @@ std::string no_spaces(std::string text) {
   return text;
 }
 
-std::optional<Finding> cuda_oom(const std::string& line, double now, const std::string& config_path) {
+Finding cuda_oom(const std::string& line, double now, const std::string& config_path) {
   Finding f = base("cuda_oom", line, now);
   const std::string requested = text_between(line, "Tried to allocate ", ". ");
   const std::string gpu = text_between(line, "GPU ", " has a total capacity");
@@ -189,7 +189,7 @@ std::optional<Finding> cuda_oom(const std::string& line, double now, const std::
   return f;
 }
 
-std::optional<Finding> killed(const std::string& line, double now) {
+Finding killed(const std::string& line, double now) {
   Finding f = base("host_oom", line, now);
   f.summary = who(f) + " was killed by SIGKILL (exit code -9): most often the kernel's OOM killer, the host out of "
                        "memory";
@@ -197,6 +197,17 @@ std::optional<Finding> killed(const std::string& line, double now) {
                     "states and pinned buffers: `shardscope estimate --config ... ` gives the per-node host bytes, and "
                     "fewer ranks per node, offload to NVMe or a smaller sub_group_size lower them";
   return f;
+}
+
+// The finding a line of output is, or nullopt.
+std::optional<Finding> decode_line(const std::string& line, double now, const std::string& config_path) {
+  if (has(line, "Watchdog caught collective operation timeout")) return watchdog_timeout(line, now);
+  if (has(line, "Timed out waiting ") && has(line, "ms for ") && has(line, " operation")) return gloo_timeout(line, now);
+  if (has(line, "Connection closed by peer")) return peer_lost(line, now);
+  if (has(line, "NCCL error in:")) return nccl_error(line, now);
+  if (has(line, "CUDA out of memory. Tried to allocate")) return cuda_oom(line, now, config_path);
+  if (number_after(line, "exits with return code = -") == 9 || has(line, "(exitcode: -9)")) return killed(line, now);
+  return std::nullopt;
 }
 
 double median(std::vector<double> v) {
@@ -222,29 +233,15 @@ void OutputDoctor::start(double now) {
   last_activity_ = now;
 }
 
-std::optional<Finding> OutputDoctor::decode(const std::string& line, double now) {
-  if (has(line, "Watchdog caught collective operation timeout")) {
-    const std::string key = "hang " + std::to_string(rank_of(line)) + " " + text_after(line, "SeqNum=", ",) ");
-    return first_time(key) ? watchdog_timeout(line, now) : std::nullopt;
-  }
-  if (has(line, "Timed out waiting ") && has(line, "ms for ") && has(line, " operation"))
-    return first_time("gloo " + std::to_string(rank_of(line))) ? gloo_timeout(line, now) : std::nullopt;
-  if (has(line, "Connection closed by peer"))
-    return first_time("peer " + std::to_string(rank_of(line))) ? peer_lost(line, now) : std::nullopt;
-  if (has(line, "NCCL error in:"))
-    return first_time("nccl " + std::to_string(rank_of(line))) ? nccl_error(line, now) : std::nullopt;
-  if (has(line, "CUDA out of memory. Tried to allocate"))
-    return first_time("oom " + std::to_string(rank_of(line))) ? cuda_oom(line, now, options_.config_path) : std::nullopt;
-  if (number_after(line, "exits with return code = -") == 9 || has(line, "(exitcode: -9)"))
-    return first_time("killed " + std::to_string(rank_of(line))) ? killed(line, now) : std::nullopt;
-  return std::nullopt;
-}
-
 std::optional<Finding> OutputDoctor::on_line(const std::string& line, double now) {
   activity(now);
-  auto finding = decode(line, now);
-  if (finding && steps_ > 0) finding->first_step = finding->last_step = steps_;
-  if (finding && finding->severity == "error") reported_error_ = true;
+  auto finding = decode_line(line, now, options_.config_path);
+  // Once per kind, rank and what it says: the same timeout printed again (by every process of a
+  // launcher that echoes its ranks) is one finding; another collective or size is another.
+  const std::string rank = finding && !finding->ranks.empty() ? std::to_string(finding->ranks.front()) : "";
+  if (!finding || !seen_.insert(finding->kind + "|" + rank + "|" + finding->summary).second) return std::nullopt;
+  if (steps_ > 0) finding->first_step = finding->last_step = steps_;
+  if (finding->severity == "error") reported_error_ = true;
   return finding;
 }
 

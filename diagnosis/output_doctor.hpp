@@ -52,11 +52,9 @@ class OutputDoctor {
   bool reported_error() const { return reported_error_; }
 
  private:
-  std::optional<sessions::Finding> decode(const std::string& line, double now);
   void start(double now);  ///< the stall clock starts at the first call
   void activity(double now);
   std::optional<sessions::Finding> stall_ended();
-  bool first_time(const std::string& key) { return seen_.insert(key).second; }
 
   OutputDoctorOptions options_;
   bool started_ = false;
@@ -67,7 +65,7 @@ class OutputDoctor {
   double stall_began_ = 0;     ///< the last activity before the reported stall
   std::optional<double> resumed_at_;  ///< activity after a reported stall, not yet said
   bool reported_error_ = false;       ///< a stall was reported and nothing has happened since
-  std::set<std::string> seen_; ///< the decoded findings already reported
+  std::set<std::string> seen_; ///< kind|rank|summary of the decoded findings already reported
 };
 
 }  // namespace shardscope::diagnosis
