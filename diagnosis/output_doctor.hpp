@@ -61,10 +61,10 @@ class OutputDoctor {
   double last_activity_ = 0;   ///< the last line or new step (or the first call)
   std::int64_t steps_ = 0;
   std::vector<double> step_times_;  ///< when each new step count was seen (the last 64)
-  bool stalled_ = false;
+  bool stalled_ = false;       ///< a stall was reported and nothing has happened since
   double stall_began_ = 0;     ///< the last activity before the reported stall
   std::optional<double> resumed_at_;  ///< activity after a reported stall, not yet said
-  bool reported_error_ = false;       ///< a stall was reported and nothing has happened since
+  bool reported_error_ = false;       ///< see reported_error()
   std::set<std::string> seen_; ///< kind|rank|summary of the decoded findings already reported
 };
 

@@ -183,15 +183,18 @@ Catalog load_catalog(const std::vector<std::string>& files) {
   return catalog;
 }
 
-// The doctor's findings of each compared session; a session whose findings cannot be read has
-// none (its curves and tables were read, so the file is there).
+// The doctor's findings of each compared session, each file opened once as the comparison opened
+// it; a session whose findings cannot be read has none, and the reason is kept for the tab.
 void add_findings(Comparison& out) {
+  std::map<std::string, std::unique_ptr<ss::Store>> stores;
   for (const auto& ref : out.sessions) {
     out.findings.emplace_back();
     try {
-      ss::Store store = open_for_catalog(ref.file);
-      out.findings.back() = diagnosis::review_stored_session(store, ref.id, ss::load_session(store, ref.id));
-    } catch (const std::exception&) {
+      auto& store = stores[ref.file];
+      if (!store) store = std::make_unique<ss::Store>(open_reader(ref.file));
+      out.findings.back() = diagnosis::review_stored_session(*store, ref.id, ss::load_session(*store, ref.id));
+    } catch (const std::exception& e) {
+      out.findings_errors.push_back(ref.label + ": " + ss::escape_control_characters(e.what()));
     }
   }
 }

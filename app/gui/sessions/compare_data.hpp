@@ -54,6 +54,7 @@ struct Comparison {
   std::vector<sessions::DiffRow> run_diff;          ///< command lines, their flags, ranks, hosts
   /// Each session's run-doctor findings, as `sessions show` lists them (diagnosis::review_stored_session).
   std::vector<std::vector<sessions::Finding>> findings;
+  std::vector<std::string> findings_errors;  ///< "label: why" for a session whose findings could not be read
   bool same_file = false;  ///< computed by sessions::compare_sessions itself
   std::string error;       ///< set instead of the rest when the comparison failed
 };

@@ -101,6 +101,8 @@ void SessionsPage::showFindings() {
                                     .arg(finding_rows_.size() == 1 ? tr("finding") : tr("findings"))
                                     .arg(errors)
                                     .arg(errors == 1 ? tr("an error") : tr("errors")));
+  for (const auto& why : comparison_.findings_errors)
+    findings_note_->setText(findings_note_->text() + "\n" + tr("Not read: %1").arg(QString::fromStdString(why)));
 }
 
 void SessionsPage::openFinding(int row) {
