@@ -56,6 +56,17 @@ class SessionsPageTest : public QObject {
     QVERIFY(loaded.wait(10000));
   }
 
+  // Opens `file` alone, selects the sessions named `names` and compares them, curves drawn.
+  static void compareByName(SessionsPage& page, const QString& file, const QStringList& names) {
+    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
+    page.openFiles({file});
+    QVERIFY(loaded.wait(10000));
+    page.selectByName(names);
+    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
+    page.compareSelected();
+    QVERIFY(drawn.wait(10000));
+  }
+
   static void compareAndWait(SessionsPage& page, const std::vector<SessionRef>& refs) {
     QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
     page.compare(refs);
@@ -142,13 +153,7 @@ class SessionsPageTest : public QObject {
     slow.findings = {straggler, nan};
     testing::write_sessions(file, {slow});
     SessionsPage page;
-    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
-    page.openFiles({file});
-    QVERIFY(loaded.wait(10000));
-    page.selectByName({"slowrank"});
-    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
-    page.compareSelected();
-    QVERIFY(drawn.wait(10000));
+    compareByName(page, file, {"slowrank"});
     ss::Store store = reader(file);
     const auto id = page.comparison().sessions.front().id;
     const auto expected = shardscope::diagnosis::review_stored_session(store, id, ss::load_session(store, id));
@@ -376,13 +381,7 @@ class SessionsPageTest : public QObject {
   // zeros is an empty chart that says so over 0..1.
   void samplesPerSecondStandInForTokens() {
     SessionsPage page;
-    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
-    page.openFiles({file_c_});
-    QVERIFY(loaded.wait(10000));
-    page.selectByName({"delta"});
-    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
-    page.compareSelected();
-    QVERIFY(drawn.wait(10000));
+    compareByName(page, file_c_, {"delta"});
     QCustomPlot* throughput = page.chart("tokens_per_s");
     QCOMPARE(throughput->yAxis->label(), QString("samples/s"));
     QVERIFY(throughput->graphCount() >= 1);
@@ -405,13 +404,7 @@ class SessionsPageTest : public QObject {
     deepspeed.started_at += 60;
     testing::write_sessions(path, {engine, deepspeed});
     SessionsPage page;
-    QSignalSpy loaded(&page, &SessionsPage::catalogLoaded);
-    page.openFiles({path});
-    QVERIFY(loaded.wait(10000));
-    page.selectByName({"engine run", "deepspeed run"});
-    QSignalSpy drawn(&page, &SessionsPage::curvesDrawn);
-    page.compareSelected();
-    QVERIFY(drawn.wait(10000));
+    compareByName(page, path, {"engine run", "deepspeed run"});
     QCustomPlot* throughput = page.chart("tokens_per_s");
     QCOMPARE(throughput->yAxis->label(), QString("samples/s"));
     int drawn_sessions = 0;
