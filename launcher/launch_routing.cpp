@@ -159,8 +159,7 @@ RoutedLaunch route_launch(const LaunchFlags& f) {
   return routed;
 }
 
-LaunchOutcome run_launch(const LaunchFlags& flags, std::ostream& out, std::ostream& err) {
-  const RoutedLaunch routed = route_launch(flags);
+LaunchOutcome run_launch(const RoutedLaunch& routed, std::ostream& out, std::ostream& err) {
   for (const auto& note : routed.notes) err << "shardscope launch: " << note << "\n";
   if (routed.route == LaunchRoute::kHosts) return launch_on_hosts(*routed.hosts, out, err);
   return launch_local(routed.local, out, err);

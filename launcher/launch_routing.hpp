@@ -45,8 +45,8 @@ struct RoutedLaunch {
 /// training without ssh, but --node_rank is not set correctly.") plus the remedy.
 RoutedLaunch route_launch(const LaunchFlags& flags);
 
-/// Routes and runs the launch (local_launcher, hosts_launcher, or this node's ranks).
-LaunchOutcome run_launch(const LaunchFlags& flags, std::ostream& out, std::ostream& err);
+/// Runs a routed launch (local_launcher, hosts_launcher, or this node's ranks), its notes first.
+LaunchOutcome run_launch(const RoutedLaunch& routed, std::ostream& out, std::ostream& err);
 
 /// Whether `host` names this machine: localhost, its host name, or one of its addresses.
 bool is_this_machine(const std::string& host);

@@ -205,10 +205,10 @@ int run_launch_command(const CommandArgs& args) {
   launcher::LaunchOutcome outcome;
   try {
     if (preflight) return run_preflight(flags, p.has("json"));
+    const launcher::RoutedLaunch routed = launcher::route_launch(flags);
     // Ranks started here load the engine module; hosts' agents check their own (node_command.cpp).
-    if (launcher::route_launch(flags).route != launcher::LaunchRoute::kHosts && !engine_available("launch"))
-      return kExitFindings;
-    outcome = launcher::run_launch(flags, std::cout, std::cerr);
+    if (routed.route != launcher::LaunchRoute::kHosts && !engine_available("launch")) return kExitFindings;
+    outcome = launcher::run_launch(routed, std::cout, std::cerr);
   } catch (const launcher::LaunchError& e) {
     if (e.kind() == launcher::LaunchError::Kind::kConfig) {
       std::cerr << configs::shown_text(e.what());
