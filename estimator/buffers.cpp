@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "estimator/host_memory.hpp"
 #include "estimator/model_states.hpp"
 
 namespace shardscope::estimator {
@@ -63,7 +64,8 @@ void add_stage3_items(BufferEstimate& e, const ModelDescription& model, const Es
               grad_bytes, L, grad_bytes)});
 }
 
-void add_nvme_items(BufferEstimate& e, const ZeroPlan& plan, const EstimateOptions& o, double P, double param_bytes) {
+void add_nvme_items(BufferEstimate& e, const ModelDescription& model, const ZeroPlan& plan, const EstimateOptions& o,
+                    double param_bytes) {
   const double G = o.cluster.gpus_per_node;
   if (plan.offload_param == OffloadDevice::kNvme) {
     const double elements = o.buckets.offload_param_buffer_count * o.buckets.offload_param_buffer_size;
@@ -73,11 +75,11 @@ void add_nvme_items(BufferEstimate& e, const ZeroPlan& plan, const EstimateOptio
                 o.buckets.offload_param_buffer_count, o.buckets.offload_param_buffer_size)});
   }
   if (plan.offload_optimizer == OffloadDevice::kNvme) {
-    const double sub_group = std::min(o.buckets.sub_group_size, P / o.cluster.total_gpus());
+    const double sub_group = largest_nvme_sub_group(model, o.cluster.total_gpus(), o.buckets.sub_group_size);
     const double elements = o.buckets.offload_optimizer_buffer_count * sub_group;
     add(e, {"NVMe optimizer swap buffers (pinned)", "offload_optimizer.buffer_count, sub_group_size", elements * G,
             elements * 4 * G, false, true,
-            fmt("buffer_count (%g) x min(sub_group_size, P/N) (%.4g) x 4 B x %g GPUs/node (approximate)",
+            fmt("buffer_count (%g) x the largest sub-group (%.4g: up to sub_group_size, or one layer's shard above it) x 4 B x %g GPUs/node",
                 o.buckets.offload_optimizer_buffer_count, sub_group, G)});
   }
 }
@@ -98,7 +100,7 @@ BufferEstimate estimate_buffers(const ModelDescription& model, const ZeroPlan& p
                 bpp.params)});
   }
   if (plan.stage == 3) add_stage3_items(e, model, options, P, bpp.params, bpp.gradients);
-  add_nvme_items(e, plan, options, P, bpp.params);
+  add_nvme_items(e, model, plan, options, bpp.params);
   return e;
 }
 

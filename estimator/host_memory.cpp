@@ -59,9 +59,9 @@ void add_cpu_optimizer(BufferList& list, const RankShard& s, const ZeroPlan& pla
 
 // offload_optimizer "nvme": a pool of buffer_count swap buffers, each the largest sub-group's fp32
 // elements, and a 16-bit staging buffer of one sub-group (nvme_optimizer_store.cpp).
-void add_nvme_optimizer(BufferList& list, const RankShard& s, const EstimateOptions& o) {
+void add_nvme_optimizer(BufferList& list, const RankShard& s, const ModelDescription& model, const EstimateOptions& o) {
   const bool pin = o.buckets.offload_optimizer_pin_memory;
-  const double largest = std::min(o.buckets.sub_group_size, s.numel);
+  const double largest = largest_nvme_sub_group(model, s.ranks, o.buckets.sub_group_size);
   // Each sub-group's master and moments in files of their own.
   list.estimate().nvme_bytes += 4.0 * (1 + o.precision.optimizer_states_per_param) * s.numel;
   list.add_io_aligned("optimizer swap buffer", 4 * largest, pin, o.buckets.offload_optimizer_buffer_count);
@@ -108,6 +108,20 @@ std::string line(const HostBuffer& b, ByteUnit unit) {
 
 }  // namespace
 
+double largest_nvme_sub_group(const ModelDescription& model, int ranks, double sub_group_size) {
+  const double shard = std::ceil(model.total_params / std::max(1, ranks));
+  const auto groups = stage3_group_sizes(model);
+  if (!groups) return std::min(sub_group_size, shard);
+  double largest = 0, current = 0;
+  for (double group : *groups) {
+    const double chunk = std::ceil(group / std::max(1, ranks));
+    if (current > 0 && current + chunk > sub_group_size) current = 0;
+    current += chunk;
+    largest = std::max(largest, current);
+  }
+  return largest;
+}
+
 double pinned_block_bytes(double bytes) {
   if (bytes <= 0) return 0;
   return std::exp2(std::ceil(std::log2(bytes) - 1e-12));
@@ -125,7 +139,7 @@ HostMemoryEstimate estimate_host_memory(const ModelDescription& model, const Zer
     // The shard's gradients, summed on the host as each backward reduces them.
     list.add("fp32 gradients (offload_optimizer)", 4 * shard.numel, options.buckets.offload_optimizer_pin_memory);
     if (plan.offload_optimizer == OffloadDevice::kCpu) add_cpu_optimizer(list, shard, plan, options);
-    else add_nvme_optimizer(list, shard, options);
+    else add_nvme_optimizer(list, shard, model, options);
   }
   if (plan.offload_param == OffloadDevice::kCpu)
     list.add("parameter shard (offload_param)", shard.model_bytes * shard.numel, options.buckets.offload_param_pin_memory);

@@ -50,6 +50,13 @@ struct HostMemoryEstimate {
 /// of two.
 double pinned_block_bytes(double bytes);
 
+/// Elements of the largest optimizer sub-group a rank swaps to NVMe, as the engine packs them
+/// (shard_optimizer.cpp's sub_groups_of, DeepSpeed's _create_fp16_sub_groups): consecutive
+/// stage-3 groups (layers) fill a sub-group up to sub_group_size, and one group's chunk larger than
+/// that is a sub-group of its own, so a large token embedding sets the swap buffers' size. Without
+/// the model's layers: min(sub_group_size, the rank's shard).
+double largest_nvme_sub_group(const ModelDescription& model, int ranks, double sub_group_size);
+
 /// One rank's host memory for `plan` with `model` on the cluster of `options` (per node: times
 /// the ranks on a node).
 HostMemoryEstimate estimate_host_memory(const ModelDescription& model, const ZeroPlan& plan,

@@ -37,8 +37,8 @@ struct SweepRow {
   double error() const { return (prediction.total_bytes - allocated) / allocated; }
 };
 
-std::vector<json> read_rows() {
-  std::ifstream in(std::string(SHARDSCOPE_TEST_DATA_DIR) + "/gpu_sweep_h200.jsonl");
+std::vector<json> read_rows(const std::string& file = "gpu_sweep_h200.jsonl") {
+  std::ifstream in(std::string(SHARDSCOPE_TEST_DATA_DIR) + "/" + file);
   std::vector<json> rows;
   for (std::string line; std::getline(in, line);)
     if (!line.empty()) rows.push_back(json::parse(line));
@@ -91,9 +91,9 @@ estimator::PeakMemoryEstimate peak_of(const configs::ResolvedConfig& config, con
   return {};
 }
 
-std::vector<SweepRow> predicted_rows() {
+std::vector<SweepRow> predicted_rows(const std::string& file = "gpu_sweep_h200.jsonl") {
   std::vector<SweepRow> out;
-  for (const auto& row : read_rows()) {
+  for (const auto& row : read_rows(file)) {
     if (row.at("rc") != 0 || row.at("measured").is_null()) continue;
     SweepRow r;
     r.row = row;
@@ -224,6 +224,39 @@ TEST(GpuSweep, NvmeSwapFilesAsPredicted) {
     EXPECT_NEAR(r.prediction.nvme_bytes, measured, 0.02 * measured) << r.row.at("name");
   }
   EXPECT_GE(nvme_rows, 3);
+}
+
+TEST(GpuSweep, TheH100RowsHoldToo) {
+  // Re-runs on an H100 (docs/estimator.md): the 4.69B NVMe plan, whose token embedding (154.5M
+  // elements) is a sub-group above sub_group_size 1e8 and so sets the swap buffers' size, and the
+  // sweep's largest activations.
+  const auto rows = predicted_rows("gpu_sweep_h100.jsonl");
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    const std::string name = r.row.at("name");
+    EXPECT_LE(std::fabs(r.error()), 0.03) << name;
+    const double host = r.row.at("measured").at("host_peak_rss_bytes").get<double>();
+    std::printf("| %s | allocated %+.1f %% | host %.2f GiB, predicted %.2f GiB |\n", name.c_str(), 100 * r.error(),
+                host / kGiB, r.prediction.host_peak_bytes / kGiB);
+    EXPECT_LE(std::fabs(r.prediction.host_peak_bytes - host) / host, offloads(r.row) ? 0.03 : 0.05) << name;
+    EXPECT_GE(r.prediction.device_bytes, 0.98 * r.device) << name;
+    const double swap = r.row.value("nvme_swap_bytes", 0.0);
+    EXPECT_NEAR(r.prediction.nvme_bytes, swap, 0.02 * swap) << name;
+  }
+}
+
+TEST(GpuSweep, NvmeSwapBuffersFollowTheLargestSubGroup) {
+  // GPT-2 4.69B (the H100 row's shape), sub_group_size 1e8: the 50304 x 3072 token embedding is a
+  // sub-group of its own, so each of the 4 swap buffers holds 154.5M fp32 elements (a 1 GiB pinned
+  // block), not 1e8 (512 MiB) as min(sub_group_size, shard) would say.
+  const auto rows = read_rows("gpu_sweep_h100.jsonl");
+  ASSERT_FALSE(rows.empty());
+  const auto model = estimator::describe_transformer(spec_of(rows.front()).transformer.shape, "gpt2-4.7b");
+  EXPECT_DOUBLE_EQ(estimator::largest_nvme_sub_group(model, 1, 1e8), 50304.0 * 3072);
+  // On 4 ranks each chunk is a quarter: the embeddings' chunks and two blocks' fill the first.
+  const double wte = 50304.0 * 3072, wpe = 2048.0 * 3072, block = 12.0 * 3072 * 3072 + 13.0 * 3072;
+  EXPECT_DOUBLE_EQ(estimator::largest_nvme_sub_group(model, 4, 1e8), (wte + wpe + 2 * block) / 4);
+  EXPECT_DOUBLE_EQ(estimator::largest_nvme_sub_group(model, 1, 1e9), wte + wpe + 7 * block);
 }
 
 TEST(GpuSweep, PinnedBuffersTakePowerOfTwoBlocks) {
