@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sessions/collector_handshake.hpp"
+#include "sessions/doctor_records.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/event_codec.hpp"
 #include "sessions/event_sink.hpp"
@@ -169,6 +170,29 @@ TEST_F(MultiHost, KillingARankOnTheSecondHostStopsEveryRankAndNamesHostRank) {
       << launch.err();
   EXPECT_TRUE(contains(launch.err(), "(the first failure)")) << launch.err();
   EXPECT_TRUE(hosts_clear(15)) << "no rank, agent or ssh may be left on either host";
+}
+
+// Issue 28 across hosts: rank 3 (host 2) hangs before the all-reduce of step 3. The launcher on
+// host 1 watches every host's ranks through the session's collector, names host(2):3 as the rank
+// that never entered, stores the finding, stops the ranks on both hosts and exits 124.
+TEST_F(MultiHost, AHangOnTheSecondHostIsNamedAsHostRankAndStopped) {
+  const std::string db = dir_.file("hang.db");
+  auto launch = background(hosts_launch({"--master_port", "29613", "--session", db, "--hang-after", "4", "--on-hang", "stop"},
+                                        100000, 0),
+                           "hang", {"SHARDSCOPE_FAULT=3:3:hang-before-collective:all_reduce"});
+  const auto code = launch.wait(180);
+  ASSERT_TRUE(code) << launch.err();
+  EXPECT_EQ(*code, 124) << launch.err();
+  EXPECT_TRUE(contains(launch.err(), "doctor: ERROR hang: hang in all_reduce #")) << launch.err();
+  EXPECT_TRUE(contains(launch.err(), "never entered by " + host(2) + ":3")) << launch.err();
+  sessions::Store store = sessions::Store::open(db);
+  const auto detail = sessions::load_session(store, sessions::list_sessions(store).at(0).id);
+  EXPECT_EQ(detail.info.status, "hung");
+  const auto findings = sessions::load_findings(store, detail.info.id);
+  const auto hang = std::find_if(findings.begin(), findings.end(), [](const auto& f) { return f.kind == "hang"; });
+  ASSERT_NE(hang, findings.end());
+  EXPECT_EQ(hang->ranks, std::vector<int>{3});
+  EXPECT_TRUE(hosts_clear(15)) << "--on-hang stop leaves no rank, agent or ssh on either host";
 }
 
 TEST_F(MultiHost, TakingAHostsLinkDownNamesThatHost) {
