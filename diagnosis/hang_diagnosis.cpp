@@ -43,11 +43,13 @@ std::string size_text(std::int64_t bytes) {
   return text;
 }
 
-// "all_reduce #118 (grad bucket 3, 4.0 MiB float32, step 41, backward)"
+// "all_reduce #118 (grad bucket 3, 4.0 MiB float32, step 41, backward)"; a step below 0 is
+// unknown (PyTorch's flight recorder knows none) and left out.
 std::string describe(const CollectiveMark& m) {
   std::string text = m.op + " #" + std::to_string(m.sequence) + " (";
   if (!m.tag.empty()) text += m.tag + ", ";
-  text += size_text(m.bytes) + (m.dtype.empty() ? "" : " " + m.dtype) + ", step " + std::to_string(m.step);
+  text += size_text(m.bytes) + (m.dtype.empty() ? "" : " " + m.dtype);
+  if (m.step >= 0) text += ", step " + std::to_string(m.step);
   return text + (m.phase.empty() ? "" : ", " + m.phase) + ")";
 }
 
@@ -114,7 +116,9 @@ void fill_behind(Finding& f, const RunPicture& run, const CollectiveMark& target
   f.summary = "hang in " + describe(target) + ", group " + target.group + ": " + join_ranks(run, waiting) +
               " wait(s) since " + seconds(run.now - target.entered_at) + "; never entered by " +
               join_ranks(run, behind);
-  f.suggested_fix = "Read the log of " + join_ranks(run, behind) + " near step " + std::to_string(target.step) +
+  f.suggested_fix = "Read the log of " + join_ranks(run, behind) +
+                    (target.step >= 0 ? " near step " + std::to_string(target.step)
+                                      : " around the " + target.op + (target.tag.empty() ? "" : " issued at " + target.tag)) +
                     ": that rank skipped or reordered a collective (a rank-dependent branch, an early exit, another "
                     "number of micro-batches) or is stuck before it (data loading, I/O, a lock). The waiting ranks "
                     "are victims. `--on-hang stop` ends such a run instead of waiting for the c10d watchdog.";
@@ -124,7 +128,7 @@ void fill_disagreement(Finding& f, const RunPicture& run, const CollectiveMark& 
                        const std::string& majority) {
   f.ranks = odd;
   f.summary = "ranks disagree about collective #" + std::to_string(target.sequence) + " of group " + target.group +
-              " (step " + std::to_string(target.step) + "): most entered it as " + majority + ", " +
+              (target.step >= 0 ? " (step " + std::to_string(target.step) + ")" : std::string()) + ": most entered it as " + majority + ", " +
               join_ranks(run, odd) + " as something else";
   f.suggested_fix = "Every rank must issue the same collectives in the same order: look on " +
                     join_ranks(run, odd) + " for a collective that only some ranks run (a reduced value logged "
