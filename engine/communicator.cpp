@@ -45,6 +45,16 @@ std::optional<long> env_long(const char* name) {
   return value;
 }
 
+// SHARDSCOPE_FLIGHT_RECORD=0 turns the collective flight record (and so the live hang diagnosis)
+// off; it exists to measure the record's cost against a run without it (docs/doctor.md).
+bool flight_record_enabled() {
+  const char* text = std::getenv("SHARDSCOPE_FLIGHT_RECORD");
+  if (!text || !*text || std::string(text) == "1") return true;
+  if (std::string(text) == "0") return false;
+  throw std::invalid_argument(std::string("environment variable SHARDSCOPE_FLIGHT_RECORD='") + text +
+                              "' is not 0 or 1 (0 turns the collective flight record off, to measure its cost)");
+}
+
 // The first of `names` that is set (torchrun / DeepSpeed names first, then Open MPI's and PMI's).
 std::optional<long> first_env(std::initializer_list<const char*> names) {
   for (const char* name : names)
@@ -141,6 +151,7 @@ struct Communicator::Impl {
   // The doctor's view (docs/doctor.md): the flight record, the phase the engine is in, the
   // fault SHARDSCOPE_FAULT names for this rank, and where marks go.
   CollectiveFlightRecord flight;
+  bool flight_on = flight_record_enabled();  ///< off only to measure its cost
   std::atomic<CollectivePhase> phase{CollectivePhase::kSetup};
   std::optional<FaultSpec> fault;
   std::atomic<bool> fault_fired{false};
@@ -182,7 +193,7 @@ void CommHandle::wait() {
   } catch (const std::exception& e) {
     c.fail(s.op, s.bytes, s.tag, s.sequence, e.what());
   }
-  c.impl_->flight.leave(s.sequence);
+  if (c.impl_->flight_on) c.impl_->flight.leave(s.sequence);
   if (s.after) s.after();
   if (c.observer_) {
 #ifdef SHARDSCOPE_TORCH_HAS_NCCL
@@ -424,8 +435,9 @@ CommHandle Communicator::new_handle(const char* op, std::int64_t bytes, const to
   handle.state_->bytes = bytes;
   handle.state_->issued = Clock::now();
   handle.state_->sequence = ++impl_->issued;
-  impl_->flight.enter(handle.state_->sequence, op, bytes, c10::toString(tensor.scalar_type()), tag, marks_step(),
-                      impl_->phase.load());
+  if (impl_->flight_on)
+    impl_->flight.enter(handle.state_->sequence, op, bytes, c10::toString(tensor.scalar_type()), tag, marks_step(),
+                        impl_->phase.load());
   {
     std::lock_guard<std::mutex> lock(impl_->latest_mutex);
     impl_->latest = describe(op, tag);
