@@ -13,8 +13,10 @@
 
 #include "app/cli/arg_parser.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/findings_output.hpp"
 #include "app/cli/session_error_exit.hpp"
 #include "configs/did_you_mean.hpp"
+#include "diagnosis/findings_compare.hpp"
 #include "diagnosis/stored_session.hpp"
 #include "engine/memory_prediction.hpp"
 #include "profiler/profile_analyses.hpp"
@@ -219,7 +221,9 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
             << (d.info.git_hash.empty() ? "-" : shown(d.info.git_hash)) << ")   config "
             << (d.info.config_hash.empty() ? "-" : shown(d.info.config_hash)) << "\n"
             << "command      " << shown(join(d.command_line, " ")) << "\n"
-            << (d.info.origin.empty() ? "" : "origin       " + shown(d.info.origin) + " (a run of DeepSpeed itself)\n")
+            << (d.info.origin.empty() ? "" : "origin       " + shown(d.info.origin) +
+                                                 (d.info.origin.rfind("deepspeed", 0) == 0 ? " (a run of DeepSpeed itself)\n"
+                                                                                           : " (a run ShardScope did not record)\n"))
             << "\n";
   Table t{{"quantity", "value"}};
   t.push_back({"steps (timed)", std::to_string(s.steps) + " (" + std::to_string(s.timed_steps) + ")"});
@@ -461,7 +465,8 @@ void print_comparison(const SessionComparison& c, std::int64_t every, bool curve
 int compare_action(const CommandArgs& args) {
   ArgParser parser = make_parser("compare", "Compares 2 to 8 sessions aligned by step: summary deltas against the\n"
                                             "first, run (command line and flags), resolved-config and environment\n"
-                                            "diffs, and optionally curves.");
+                                            "diffs, the run doctor's findings side by side (new and gone against the\n"
+                                            "first: the same kind naming the same ranks), and optionally curves.");
   parser.positional("SESSION", "sessions to compare (the first is the baseline)", 2, 8)
       .option("metric", "NAME", "curve to include (repeatable; default loss, lr, step time, ...)", true)
       .option("smoothing", "KIND", "none, ema, twema (W&B default), running")
@@ -491,11 +496,19 @@ int compare_action(const CommandArgs& args) {
   options.summary.warmup_steps = parsed.integer("warmup").value_or(0);
   options.diff_only = !parsed.has("all");
   Store store = open_store(require_db(parsed, "compare"));
-  const auto comparison = compare_sessions(store, resolve(store, parsed.positionals), options);
-  if (parsed.has("json"))
-    std::cout << json_text(comparison_to_json(comparison, parsed.has("curves"))) << "\n";
-  else
+  const auto ids = resolve(store, parsed.positionals);
+  const auto comparison = compare_sessions(store, ids, options);
+  const auto findings = diagnosis::compare_stored_findings(store, ids);
+  std::vector<FindingsColumn> columns;
+  for (const auto& s : comparison.sessions) columns.push_back({s.info.id, s.info.name});
+  if (parsed.has("json")) {
+    auto out = comparison_to_json(comparison, parsed.has("curves"));
+    out["findings"] = findings_comparison_json(findings, columns);
+    std::cout << json_text(out) << "\n";
+  } else {
     print_comparison(comparison, parsed.integer("every").value_or(1), parsed.has("curves"));
+    print_findings_comparison(std::cout, findings, columns);
+  }
   return kExitOk;
 }
 
