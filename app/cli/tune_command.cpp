@@ -44,6 +44,9 @@ ArgParser tune_parser() {
       .option("hostfile", "FILE", "trials run on the hosts of FILE, as launch --hostfile")
       .option("num_nodes", "N", "with --hostfile: the first N hosts")
       .option("master_port", "PORT", "rendezvous port of every trial (default: a free one per trial)")
+      .option("launcher", "NAME", "with --hostfile: ssh (default), pdsh, openmpi or slurm, as launch --launcher")
+      .option("launcher_args", "ARGS", "with --hostfile: extra arguments for ssh/pdsh/mpirun/srun, as launch --launcher_args")
+      .option("ssh_port", "PORT", "with --hostfile: ssh port of the hosts, as launch --ssh_port")
       .option("space", "KEY=V1,V2", "a dotted ds_config key and the values to try (replaces its default); "
                                     "none/default = the key left out; activation_checkpointing=false,true", true)
       .option("metric", "NAME", "tokens_per_s (default), samples_per_s or step_time (lower wins)")
@@ -151,7 +154,8 @@ int world_size(const ParsedArgs& p) {
 
 std::vector<std::string> launch_flags(const ParsedArgs& p) {
   std::vector<std::string> flags;
-  for (const char* name : {"num_procs", "num_gpus", "hostfile", "num_nodes", "master_port"})
+  for (const char* name :
+       {"num_procs", "num_gpus", "hostfile", "num_nodes", "master_port", "launcher", "launcher_args", "ssh_port"})
     if (const auto v = p.value(name)) flags.insert(flags.end(), {std::string("--") + name, *v});
   return flags;
 }

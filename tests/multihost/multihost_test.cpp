@@ -30,6 +30,7 @@
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 #include "sessions/tcp_connect.hpp"
+#include "sessions/tune_records.hpp"
 #include "tests/engine/temp_dir.hpp"
 #include "tests/multihost/host_namespaces.hpp"
 
@@ -193,6 +194,37 @@ TEST_F(MultiHost, AHangOnTheSecondHostIsNamedAsHostRankAndStopped) {
   ASSERT_NE(hang, findings.end());
   EXPECT_EQ(hang->ranks, std::vector<int>{3});
   EXPECT_TRUE(hosts_clear(15)) << "--on-hang stop leaves no rank, agent or ssh on either host";
+}
+
+// Issue 29 across hosts: `shardscope tune` on host 1 runs each trial as a launch over the
+// hostfile's two hosts (2 CPU ranks each, ssh options through --launcher_args); every trial
+// completes and its session records both hosts and their ranks.
+TEST_F(MultiHost, ATuneRunOverTwoHostsRecordsEveryTrialWithItsHosts) {
+  const std::string db = dir_.file("tune.db");
+  std::vector<std::string> args = {SHARDSCOPE_CLI_PATH, "tune", "--config", dir_.file("ds.json"), "--hostfile",
+                                   hosts().hostfile(), "--num_procs", "2", "--launcher_args", "-F " + hosts().ssh_config(),
+                                   "--memory-budget", "4GiB", "--space", "zero_optimization.stage=0,2,3", "--space",
+                                   "train_micro_batch_size_per_gpu=2", "--profile-steps", "2:5", "--db", db, "--out",
+                                   dir_.file("tuned"), "--", "--model", "gpt2", "--layers", "2", "--hidden", "32", "--heads",
+                                   "2", "--vocab", "64", "--seq-len", "16", "--device", "cpu"};
+  const auto r = hosts().run(1, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  sessions::Store store = sessions::Store::open(db);
+  const auto runs = sessions::load_tune_runs(store);
+  ASSERT_EQ(runs.size(), 1u);
+  const auto trials = sessions::load_tune_trials(store, runs[0].uid);
+  ASSERT_GE(trials.size(), 3u);  // the 3 stages, times the default space's other keys
+  for (const auto& trial : trials) {
+    EXPECT_EQ(trial.status, "ok") << trial.name << " " << trial.params_json << ": " << trial.message << "\n" << r.err;
+    ASSERT_FALSE(trial.session_uid.empty()) << trial.name;
+    const auto detail = sessions::load_session(store, sessions::find_session(store, trial.session_uid));
+    ASSERT_EQ(detail.hosts.size(), 2u) << trial.name;
+    EXPECT_EQ(detail.hosts[0].host, host(1)) << trial.name;
+    EXPECT_EQ(detail.hosts[1].host, host(2)) << trial.name;
+    EXPECT_EQ(detail.hosts[1].ranks, (std::vector<int>{2, 3})) << trial.name;
+  }
+  EXPECT_TRUE(std::ifstream(dir_.file("tuned/ds_config.json")).good());
+  EXPECT_TRUE(hosts_clear(15)) << "no trial's rank, agent or ssh may be left on either host";
 }
 
 TEST_F(MultiHost, TakingAHostsLinkDownNamesThatHost) {
