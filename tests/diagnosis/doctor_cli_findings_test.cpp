@@ -80,6 +80,25 @@ TEST(FlightRecordCli, IntoAStoredSessionItsHostsNameTheRanks) {
   testing::remove_store(db);
 }
 
+TEST(FlightRecordCli, BesideADeepSpeedLogTheDumpsGoIntoTheImportedRun) {
+  const std::string db = testing::temp_path("flight_record_deepspeed") + ".db";
+  const auto r = run_cli({"sessions", "import", "--db", db, "--json", "--log",
+                          SHARDSCOPE_SOURCE_DIR "/tests/sessions/data/deepspeed_0.19.7_zero2_cpu.log",
+                          "--flight-record", dump_folder("fr_beside_log")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps"], 6) << "the DeepSpeed import's own counts come first";
+  EXPECT_EQ(j["flight_record"]["session_id"], j["session_id"]);
+  EXPECT_EQ(j["flight_record"]["new_session"], false);
+  // The log's two ranks ran on localhost; the third dump's rank is one the log does not know.
+  EXPECT_NE(j["flight_record"]["finding"]["summary"].get<std::string>().find("localhost:0, localhost:1 wait(s)"),
+            std::string::npos) << j;
+  const auto show = nlohmann::json::parse(run_cli({"sessions", "show", "1", "--db", db, "--json"}).out);
+  EXPECT_EQ(show["detail"]["origin"], "deepspeed-import");
+  EXPECT_EQ(show["findings"][0]["ranks"], nlohmann::json::array({2}));
+  testing::remove_store(db);
+}
+
 TEST(FlightRecordCli, ADamagedDumpIsRefusedNamingTheFileAndNothingIsWritten) {
   const std::string folder = dump_folder("fr_damaged");
   const std::string cut = folder + "/nccl_trace_rank_1";
