@@ -40,12 +40,12 @@ bool reads_like_error(const std::string& line) {
          l.find("exit code") != std::string::npos;
 }
 
-void scan_log(const std::string& path, TrialProcessResult& r) {
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (is_out_of_memory_line(line)) r.out_of_memory = true;
-    if (reads_like_error(line)) r.last_error = line.size() > 400 ? line.substr(0, 400) + "..." : line;
-  }
+// The launcher's own verdict ("shardscope launch: error: ...", "... (the first rank to fail) ...")
+// says what went wrong better than the last line that mentions an error, which may be a row of the
+// closing summary ("log warnings / errors  1 / 6").
+bool is_launcher_verdict(const std::string& line) {
+  return line.rfind("shardscope launch: error:", 0) == 0 || line.find("(the first rank to fail)") != std::string::npos ||
+         line.find("(the first failure)") != std::string::npos;
 }
 
 [[noreturn]] void exec_child(std::vector<std::string>& argv, const std::string& log_path, pid_t parent) {
@@ -116,6 +116,21 @@ bool is_out_of_memory_line(const std::string& line) {
   return false;
 }
 
+void scan_trial_log(const std::string& path, TrialProcessResult& r) {
+  std::ifstream in(path);
+  bool verdict = false;
+  auto keep = [&](const std::string& line) { r.last_error = line.size() > 400 ? line.substr(0, 400) + "..." : line; };
+  for (std::string line; std::getline(in, line);) {
+    if (is_out_of_memory_line(line)) r.out_of_memory = true;
+    if (!verdict && is_launcher_verdict(line)) {
+      verdict = true;
+      keep(line);
+    } else if (!verdict && reads_like_error(line) && line.find("warnings / errors") == std::string::npos) {
+      keep(line);
+    }
+  }
+}
+
 std::vector<std::string> trial_command(const TrialLaunch& launch, int master_port) {
   std::vector<std::string> argv{launch.shardscope, "launch"};
   argv.insert(argv.end(), launch.launch_flags.begin(), launch.launch_flags.end());
@@ -136,7 +151,7 @@ TrialProcessResult run_trial_process(const TrialLaunch& launch) {
   if (pid == 0) exec_child(argv, launch.log_path, parent);
   TrialProcessResult r;
   r.exit_code = wait_for_trial(pid, launch.timeout_s, r);
-  scan_log(launch.log_path, r);
+  scan_trial_log(launch.log_path, r);
   return r;
 }
 

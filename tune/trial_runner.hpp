@@ -27,8 +27,12 @@ struct TrialProcessResult {
   bool timed_out = false;
   bool interrupted = false;    ///< the tuner was asked to stop while it ran (the trial then got SIGTERM)
   bool out_of_memory = false;  ///< the log shows an allocator's out-of-memory error
-  std::string last_error;      ///< the last line of the log that reads like an error
+  std::string last_error;      ///< the launcher's verdict, else the last line that reads like an error
 };
+
+/// Reads a finished trial's log into `r`: out of memory or not, and the line that says why it
+/// failed (the launcher's own verdict when there is one).
+void scan_trial_log(const std::string& path, TrialProcessResult& r);
 
 /// The argv of the trial's launch (for the log and the report).
 std::vector<std::string> trial_command(const TrialLaunch& launch, int master_port);

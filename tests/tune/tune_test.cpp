@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cmath>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "tune/memory_pruning.hpp"
 #include "tune/search_space.hpp"
 #include "tune/tune_error.hpp"
+#include "tune/trial_runner.hpp"
 #include "tune/tune_run.hpp"
 #include "tune/tuners.hpp"
 
@@ -202,6 +204,26 @@ TEST(TunePruning, PrunesExactlyWhatTheEstimatorPutsOverTheBudget) {
   }
   EXPECT_GT(pruned, 0);
   EXPECT_LT(pruned, 4);
+}
+
+TEST(TuneTrialLog, TheLaunchersVerdictIsWhyATrialFailed) {
+  // A failed trial's message is the launcher's verdict, not the closing summary's error count row
+  // nor a warning text that happens to say "error".
+  test::TempDir dir;
+  std::ofstream(dir.file("trial.log")) << "[rank 1] warning: error_tolerance is unset\n"
+                                          "shardscope launch: rank 1 exited with code 1 (the first rank to fail); the "
+                                          "launcher stopped rank(s) 0. Exit code 1.\n"
+                                          "  log warnings / errors        1 / 6\n";
+  TrialProcessResult r;
+  scan_trial_log(dir.file("trial.log"), r);
+  EXPECT_NE(r.last_error.find("(the first rank to fail)"), std::string::npos) << r.last_error;
+  EXPECT_FALSE(r.out_of_memory);
+  std::ofstream(dir.file("oom.log")) << "[rank 0] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                                        "  log warnings / errors        0 / 3\n";
+  TrialProcessResult oom;
+  scan_trial_log(dir.file("oom.log"), oom);
+  EXPECT_TRUE(oom.out_of_memory);
+  EXPECT_NE(oom.last_error.find("CUDA out of memory"), std::string::npos) << oom.last_error;
 }
 
 TEST(TuneTuners, GridIsInOrderRandomIsASeededPermutation) {
