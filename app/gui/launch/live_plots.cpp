@@ -185,6 +185,9 @@ void LivePlots::clear() {
   breakdown_->replot();
   timers_.clear();
   step_ms_.clear();
+  bands_.clear();  // their graphs went with clearPlottables
+  focused_rank_ = -1;
+  for (const auto& [name, plot] : charts_) BandHover::of(plot)->clear();
   last_step_ = -1;
   largest_memory_bytes_ = 0;
   memory_unit_ = ByteUnit{double(1ull << 30), "GiB"};
@@ -203,6 +206,7 @@ void LivePlots::showThroughputAs(const std::string& metric) {
   if (metric == throughput_metric_) return;
   QCustomPlot* plot = chart("tokens_per_s");
   plot->clearPlottables();
+  bands_.erase("tokens_per_s");
   plot->yAxis->setLabel(metric_title(metric));
   throughput_metric_ = metric;
 }
@@ -244,6 +248,7 @@ void LivePlots::addThroughput(const sessions::StepMetrics& m) {
 }
 
 void LivePlots::addPoint(const std::string& metric, int rank, double step, double value) {
+  if (band_mode_) return addBandValue(metric, rank, static_cast<std::int64_t>(step), value);
   for (auto& [name, plot] : charts_)
     if (name == metric) {
       if (is_memory_metric(metric)) fitMemoryUnit(value);
@@ -284,6 +289,7 @@ void LivePlots::append(const LiveUpdate& update) {
   }
   for (const auto& t : update.timers) timers_[t.step] = t.timers;
   if (update.steps.empty() && update.timers.empty()) return;
+  redrawBands();
   redrawBreakdown();
   rescale();
 }
@@ -395,6 +401,76 @@ QCustomPlot* LivePlots::chart(const std::string& name) const {
   for (const auto& [n, p] : charts_)
     if (n == name) return p;
   return nullptr;
+}
+
+void LivePlots::setWorldSize(int ranks) {
+  const bool bands = ranks > kBandsAboveRanks;
+  if (bands == band_mode_) return;
+  band_mode_ = bands;
+  clear();  // a run's charts are all curves or all bands
+}
+
+void LivePlots::setRankName(BandHover::RankName name) {
+  rank_name_ = std::move(name);
+  for (const auto& [metric, plot] : charts_)
+    if (rank_name_) BandHover::of(plot)->setRankName(rank_name_);
+}
+
+// Band mode keeps each step's value per rank (raw units: bytes for memory; a step read again
+// replaces its value) and recomputes a step's band when one of its values changed.
+void LivePlots::addBandValue(const std::string& metric, int rank, std::int64_t step, double value) {
+  if (is_memory_metric(metric)) fitMemoryUnit(value);
+  LiveBand& band = bands_[metric];
+  band.values[step][rank] = value;
+  band.dirty.insert(step);
+}
+
+void LivePlots::redrawBands() {
+  for (auto& [metric, band] : bands_) {
+    if (band.dirty.empty()) continue;
+    for (std::int64_t step : band.dirty) {
+      std::vector<sessions::RankValue> values;
+      for (const auto& [rank, v] : band.values[step]) values.push_back({rank, v});
+      if (!values.empty()) band.bands[step] = sessions::rank_band(step, values);
+    }
+    band.dirty.clear();
+    QCustomPlot* plot = chart(metric);
+    if (!band.graphs.max) band.graphs = add_band_graphs(plot, series_color(0), tr("ranks"));
+    std::vector<sessions::RankBand> ordered;
+    for (const auto& [step, b] : band.bands) ordered.push_back(b);
+    const bool memory = is_memory_metric(metric);
+    const double scale = memory ? 1 / memory_unit_.divisor : 1;
+    set_band_points(band.graphs, ordered, scale);
+    BandHover* hover = BandHover::of(plot);
+    hover->clear();
+    const auto* bands = &band.bands;
+    hover->addBand(tr("ranks"), [bands](std::int64_t s) -> std::optional<sessions::RankBand> {
+      const auto it = bands->find(s);
+      return it == bands->end() ? std::nullopt : std::optional<sessions::RankBand>(it->second);
+    }, memory ? memory_unit_.name : QString(), scale, slowest_end(metric == "tokens_per_s" ? throughput_metric_ : metric));
+  }
+}
+
+void LivePlots::focusRank(int rank, std::int64_t step) {
+  follow_ = false;
+  focused_rank_ = rank;
+  const double at = step >= 0 ? double(step) : double(std::max<std::int64_t>(0, last_step_));
+  for (QCustomPlot* plot : allPlots()) {
+    plot->xAxis->setRange(std::max(0.0, at - 20), at + 5);
+    for (int g = 0; !band_mode_ && plot != breakdown_ && g < plot->graphCount(); ++g) {
+      QColor color = series_color(static_cast<std::size_t>(g));
+      if (g != rank) color.setAlpha(50);
+      plot->graph(g)->setPen(QPen(color, g == rank ? 3.0 : 1.0));
+    }
+    plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
+std::optional<sessions::RankBand> LivePlots::bandAt(const std::string& metric, std::int64_t step) const {
+  const auto band = bands_.find(metric);
+  if (band == bands_.end()) return std::nullopt;
+  const auto it = band->second.bands.find(step);
+  return it == band->second.bands.end() ? std::nullopt : std::optional<sessions::RankBand>(it->second);
 }
 
 int LivePlots::pointCount(const std::string& metric, int rank) const {

@@ -8,9 +8,11 @@
 // says why in its middle over a 0..1 axis, with a hint for the kind of run.
 
 #include <map>
+#include <set>
 
 #include <QWidget>
 
+#include "app/gui/common/rank_band_chart.hpp"
 #include "app/gui/sessions/compare_charts.hpp"
 #include "app/gui/launch/session_poller.hpp"
 
@@ -32,6 +34,19 @@ class LivePlots : public QWidget {
   /// Forgets every point (a new run).
   void clear();
   void setRunKind(RunKind kind);
+  /// Above kBandsAboveRanks ranks every metric chart draws the band across ranks and its median
+  /// instead of a curve per rank (0: not known yet, curves until it is).
+  void setWorldSize(int ranks);
+  bool bandMode() const { return band_mode_; }
+  /// How a rank is named when hovering a band ("worker-1:3"; "rank 3" by default).
+  void setRankName(BandHover::RankName name);
+  /// Shows the steps around `step` (-1: the last ones) on every chart; in curve mode rank `rank`'s
+  /// curves are drawn bold and the others faded. Stops following.
+  void focusRank(int rank, std::int64_t step);
+  /// The rank focusRank emphasised (-1: none).
+  int focusedRank() const { return focused_rank_; }
+  /// The band of `metric` at `step` (tests), in the metric's own unit (bytes for memory).
+  std::optional<sessions::RankBand> bandAt(const std::string& metric, std::int64_t step) const;
   /// Appends the steps and breakdowns of one poll.
   void append(const LiveUpdate& update);
   /// While following, the x axes show the newest `window` steps (0 = every step).
@@ -67,6 +82,8 @@ class LivePlots : public QWidget {
   void fitBreakdownLegend();
   void addThroughput(const sessions::StepMetrics& m);
   void addPoint(const std::string& metric, int rank, double step, double value);
+  void addBandValue(const std::string& metric, int rank, std::int64_t step, double value);
+  void redrawBands();
   void fitMemoryUnit(double bytes);
   QString memoryTitle() const;
   void redrawBreakdown();
@@ -81,6 +98,17 @@ class LivePlots : public QWidget {
   std::map<std::int64_t, std::vector<sessions::TimerValue>> timers_;  ///< by step, slowest rank
   std::map<std::int64_t, double> step_ms_;                             ///< by step, slowest rank
   std::map<std::string, QCPItemText*> notes_;  ///< by chart name, shown while it is empty
+  /// One metric's band while in band mode: each step's value per rank and the step's band.
+  struct LiveBand {
+    BandGraphs graphs;
+    std::map<std::int64_t, std::map<int, double>> values;
+    std::map<std::int64_t, sessions::RankBand> bands;
+    std::set<std::int64_t> dirty;  ///< steps whose band is to be recomputed
+  };
+  std::map<std::string, LiveBand> bands_;  ///< by metric
+  bool band_mode_ = false;
+  int focused_rank_ = -1;
+  BandHover::RankName rank_name_;
   std::string throughput_metric_ = "tokens_per_s";
   RunKind kind_ = RunKind::Engine;
   std::int64_t last_step_ = -1;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/gui/common/rank_band_chart.hpp"
 #include "diagnosis/stored_session.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/display_text.hpp"
@@ -185,7 +186,9 @@ Catalog load_catalog(const std::vector<std::string>& files) {
 
 // The doctor's findings of each compared session, each file opened once as the comparison opened
 // it; a session whose findings cannot be read has none, and the reason is kept for the tab.
-void add_findings(Comparison& out) {
+void read_findings(Comparison& out) {
+  out.findings.clear();
+  out.findings_errors.clear();
   std::map<std::string, std::unique_ptr<ss::Store>> stores;
   for (const auto& ref : out.sessions) {
     out.findings.emplace_back();
@@ -199,6 +202,45 @@ void add_findings(Comparison& out) {
   }
 }
 
+// A session of many ranks: each charted metric's band across ranks, read in one pass over its steps
+// (sessions::load_step_bands), and its curve becomes the median, so smoothing applies to what is
+// drawn as the line; the chart says what the line and the band are.
+void add_bands(Comparison& out) {
+  std::map<std::string, std::unique_ptr<ss::Store>> stores;
+  bool any = false;
+  for (std::size_t s = 0; s < out.sessions.size(); ++s) {
+    const SessionRef& ref = out.sessions[s];
+    auto& store = stores[ref.file];
+    if (!store) store = std::make_unique<ss::Store>(open_reader(ref.file));
+    SessionBands bands;
+    bands.ranks = static_cast<int>(ss::load_rank_ids(*store, ref.id).size());
+    if (bands.ranks > kBandsAboveRanks) {
+      std::vector<ss::Metric> metrics;
+      std::vector<std::size_t> curve_of;  // the curve each metric's bands belong to
+      for (std::size_t c = 0; c < out.curves.size(); ++c)
+        if (out.curves[c].metric.rfind("timer:", 0) != 0) {
+          metrics.push_back(ss::metric_from_name(out.curves[c].metric));
+          curve_of.push_back(c);
+        }
+      auto read = ss::load_step_bands(*store, ref.id, metrics);
+      for (const auto& r : ss::load_session(*store, ref.id).ranks)
+        if (!r.info.host.empty()) bands.hosts[r.info.rank] = ss::escape_control_characters(r.info.host);
+      for (std::size_t m = 0; m < metrics.size(); ++m) {
+        RawCurve& curve = out.curves[curve_of[m]];
+        Series median;
+        for (const auto& b : read[m]) median.x.push_back(double(b.step)), median.y.push_back(b.median);
+        if (s < curve.sessions.size()) curve.sessions[s] = std::move(median);
+        bands.by_metric[curve.metric] = std::make_shared<const std::vector<ss::RankBand>>(std::move(read[m]));
+      }
+      any = true;
+    }
+    out.bands.push_back(std::move(bands));
+  }
+  if (!any) return;
+  for (auto& curve : out.curves)
+    if (curve.note.empty() && curve.metric.rfind("timer:", 0) != 0) curve.note = "line: median of the ranks, band: min-max";
+}
+
 const std::vector<ss::Metric>& compared_metrics() {
   static const std::vector<ss::Metric> metrics = {
       ss::Metric::kLoss,       ss::Metric::kLr,     ss::Metric::kLossScale, ss::Metric::kGradNorm,
@@ -206,7 +248,7 @@ const std::vector<ss::Metric>& compared_metrics() {
   return metrics;
 }
 
-Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps) {
+Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps, bool with_findings) {
   Comparison out;
   out.sessions = refs;
   try {
@@ -218,8 +260,9 @@ Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup
       compare_in_one_file(refs, warmup_steps, out);
     else
       compare_across_files(refs, warmup_steps, out);
+    add_bands(out);  // before throughput_as_samples moves samples/s into the throughput slot
     throughput_as_samples(out.curves, out.sessions);
-    add_findings(out);
+    if (with_findings) read_findings(out);
   } catch (const std::exception& e) {
     Comparison failed;
     failed.sessions = refs;

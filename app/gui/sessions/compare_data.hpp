@@ -5,10 +5,13 @@
 // with the library's smoothing, then downsampled).
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app/gui/common/series_downsampling.hpp"
+#include "sessions/rank_bands.hpp"
 #include "sessions/session_compare.hpp"
 #include "sessions/session_reader.hpp"
 
@@ -44,6 +47,13 @@ struct RawCurve {
   std::string note;               ///< shown on the chart: why it is not what its title says
 };
 
+/// A many-rank session's spread across ranks per step, by metric name (its curve is the median).
+struct SessionBands {
+  int ranks = 0;  ///< the session's ranks; bands are read above kBandsAboveRanks (rank_band_chart.hpp)
+  std::map<std::string, std::shared_ptr<const std::vector<sessions::RankBand>>> by_metric;
+  std::map<int, std::string> hosts;  ///< rank -> host, for naming the ranks at a band's ends
+};
+
 struct Comparison {
   std::vector<SessionRef> sessions;
   std::vector<sessions::SessionSummary> summaries;
@@ -55,6 +65,8 @@ struct Comparison {
   /// Each session's run-doctor findings, as `sessions show` lists them (diagnosis::review_stored_session).
   std::vector<std::vector<sessions::Finding>> findings;
   std::vector<std::string> findings_errors;  ///< "label: why" for a session whose findings could not be read
+  /// Per session its bands (empty by_metric for a session of a handful of ranks).
+  std::vector<SessionBands> bands;
   bool same_file = false;  ///< computed by sessions::compare_sessions itself
   std::string error;       ///< set instead of the rest when the comparison failed
 };
@@ -64,7 +76,11 @@ const std::vector<sessions::Metric>& compared_metrics();
 
 /// Compares `refs` in order (the first is the baseline); one session is shown on its own (its
 /// curves, summary, run, config and environment, no deltas). Never throws (errors land in `error`).
-Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps = 0);
+/// `with_findings` false leaves `findings` to read_findings (the page reads them after drawing the
+/// curves: the doctor's review of a 1,024-rank session takes seconds).
+Comparison compare_refs(const std::vector<SessionRef>& refs, std::int64_t warmup_steps = 0, bool with_findings = true);
+/// Fills `out.findings` (and `findings_errors`) for `out.sessions`. Never throws.
+void read_findings(Comparison& out);
 
 struct PlotOptions {
   sessions::Smoothing smoothing;

@@ -70,6 +70,8 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   plot_watcher_ = new QFutureWatcher<std::vector<PlotCurve>>(this);
   connect(catalog_watcher_, &QFutureWatcherBase::finished, this, &SessionsPage::onCatalogLoaded);
   connect(compare_watcher_, &QFutureWatcherBase::finished, this, &SessionsPage::onComparisonReady);
+  findings_watcher_ = new QFutureWatcher<Comparison>(this);
+  connect(findings_watcher_, &QFutureWatcherBase::finished, this, &SessionsPage::onFindingsRead);
   connect(plot_watcher_, &QFutureWatcherBase::finished, this, &SessionsPage::drawCurves);
 
   auto* right = new QWidget;
@@ -86,6 +88,7 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   tabs_->addTab(buildVerdictTab(), tr("Verdict"));
   tabs_->addTab(buildTrendTab(), tr("Trend"));
   tabs_->addTab(buildFindingsTab(), tr("Findings"));
+  tabs_->addTab(buildHeatMapTab(), tr("Heat map"));
   breakdown_chart_ = new QCustomPlot;
   add_plot_export_menu(breakdown_chart_, "step_time_breakdown", [this](const QString& m) { emit statusMessage(m); });
   tabs_->addTab(breakdown_chart_, tr("Breakdown"));
@@ -98,6 +101,7 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
   // The trend reads every session of the file: only when its tab is looked at.
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) {
     if (tabs_->tabText(i) == tr("Trend") && trend_stale_) runTrend();
+    if (tabs_->tabText(i) == tr("Heat map")) showHeatMap();
   });
   right_layout->addWidget(compare_header_);
   right_layout->addWidget(tabs_, 1);
@@ -125,6 +129,7 @@ SessionsPage::SessionsPage(QWidget* parent) : QWidget(parent) {
 SessionsPage::~SessionsPage() {
   catalog_watcher_->waitForFinished();
   compare_watcher_->waitForFinished();
+  findings_watcher_->waitForFinished();
   plot_watcher_->waitForFinished();
   verdict_watcher_->waitForFinished();
   trend_watcher_->waitForFinished();
@@ -334,7 +339,7 @@ void SessionsPage::compare(const std::vector<SessionRef>& refs) {
   compare_header_->setText(refs.size() == 1 ? tr("Reading %1\u2026").arg(QString::fromStdString(refs[0].label))
                                             : tr("Comparing %1 sessions\u2026").arg(refs.size()));
   const std::int64_t warmup = warmup_->value();
-  compare_watcher_->setFuture(QtConcurrent::run([refs, warmup] { return compare_refs(refs, warmup); }));
+  compare_watcher_->setFuture(QtConcurrent::run([refs, warmup] { return compare_refs(refs, warmup, false); }));
 }
 
 void SessionsPage::onComparisonReady() {
@@ -356,11 +361,13 @@ void SessionsPage::onComparisonReady() {
   environment_model_->setRows(comparison_.sessions, comparison_.environment_diff);
   run_model_->setRows(comparison_.sessions, comparison_.run_diff);
   draw_timer_breakdown(breakdown_chart_, comparison_.summaries, comparison_.sessions);
-  showFindings();
+  readFindings();
   updateVerdictChoices();
   if (comparison_.sessions.size() >= 2) runVerdict();
   else clearVerdict(tr("Compare 2 sessions or more for a verdict: the first is the baseline."));
   markTrendStale();
+  heat_map_stale_ = true;
+  if (tabs_->tabText(tabs_->currentIndex()) == tr("Heat map")) showHeatMap();
   std::set<std::string> files;
   for (const auto& s : comparison_.sessions) files.insert(s.file);
   emit statusMessage(files.size() > 1 ? tr("Showing %1 sessions from %2 files").arg(comparison_.sessions.size()).arg(files.size())

@@ -31,6 +31,7 @@ namespace shardscope::gui {
 
 class DiffTableModel;
 class ProfileView;
+class RankHeatMap;
 class SessionCatalogModel;
 class SessionFilterProxy;
 class SummaryDeltaModel;
@@ -79,6 +80,7 @@ class SessionsPage : public QWidget {
   DiffTableModel* configDiffModel() const { return config_model_; }
   DiffTableModel* environmentDiffModel() const { return environment_model_; }
   DiffTableModel* runDiffModel() const { return run_model_; }
+  RankHeatMap* heatMap() const { return heat_map_; }
   ProfileView* profileView() const { return profile_view_; }
   const Comparison& comparison() const { return comparison_; }
   const std::vector<PlotCurve>& plotCurves() const { return plot_curves_; }
@@ -146,6 +148,12 @@ class SessionsPage : public QWidget {
   QWidget* buildTrendTab();
   QWidget* buildFindingsTab();
   void showFindings();
+  void readFindings();
+  void onFindingsRead();
+  // sessions_page_ranks.cpp: many-rank sessions.
+  void drawBands(const PlotCurve& curve, QCustomPlot* plot);
+  QWidget* buildHeatMapTab();
+  void showHeatMap();
   QWidget* buildTrendControls();
   void updateVerdictChoices();
   void onVerdictReady();
@@ -196,8 +204,12 @@ class SessionsPage : public QWidget {
   DiffTableModel* environment_model_ = nullptr;
   DiffTableModel* run_model_ = nullptr;
   ProfileView* profile_view_ = nullptr;
+  RankHeatMap* heat_map_ = nullptr;
+  QLabel* heat_map_label_ = nullptr;
+  bool heat_map_stale_ = true;  ///< the comparison changed since the heat map read its session
   QFutureWatcher<Catalog>* catalog_watcher_ = nullptr;
   QFutureWatcher<Comparison>* compare_watcher_ = nullptr;
+  QFutureWatcher<Comparison>* findings_watcher_ = nullptr;  ///< the doctor's findings, read after the curves
   QFutureWatcher<std::vector<PlotCurve>>* plot_watcher_ = nullptr;
   bool replot_pending_ = false;
   QString reveal_uid_;

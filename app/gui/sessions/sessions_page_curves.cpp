@@ -141,7 +141,10 @@ void SessionsPage::drawCurves() {
   for (auto& [metric, plot] : charts_)
     for (const auto& curve : plot_curves_)
       if (curve.metric == metric || (metric == "tokens_per_s" && curve.metric == "samples_per_s"))  // throughput_as_samples
+      {
         draw_compare_curve(plot, curve, comparison_.sessions, style);
+        drawBands(curve, plot);
+      }
   emit curvesDrawn();
 }
 

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <qcustomplot.h>
 
 #include "app/gui/common/gui_export.hpp"
@@ -79,6 +80,28 @@ QWidget* SessionsPage::buildFindingsTab() {
   layout->addWidget(findings_note_);
   layout->addWidget(view, 1);
   return tab;
+}
+
+// The doctor's review after the fact reads every rank's steps, timers and marks (seconds at 1,024
+// ranks), so it runs after the comparison's curves are drawn, not before.
+void SessionsPage::readFindings() {
+  findings_note_->setText(tr("Reading the run doctor's findings\u2026"));
+  Comparison sessions_only;
+  sessions_only.sessions = comparison_.sessions;
+  findings_watcher_->setFuture(QtConcurrent::run([sessions_only]() mutable {
+    read_findings(sessions_only);
+    return sessions_only;
+  }));
+}
+
+void SessionsPage::onFindingsRead() {
+  const Comparison read = findings_watcher_->result();
+  if (read.sessions.size() != comparison_.sessions.size()) return;  // a newer comparison took over
+  for (std::size_t s = 0; s < read.sessions.size(); ++s)
+    if (read.sessions[s].file != comparison_.sessions[s].file || read.sessions[s].id != comparison_.sessions[s].id) return;
+  comparison_.findings = read.findings;
+  comparison_.findings_errors = read.findings_errors;
+  showFindings();
 }
 
 void SessionsPage::showFindings() {
