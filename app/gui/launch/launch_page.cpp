@@ -23,6 +23,7 @@
 #include "app/gui/common/cli_locator.hpp"
 #include "app/gui/sessions/compare_charts.hpp"
 #include "app/gui/common/keyboard_shortcuts.hpp"
+#include "app/gui/common/rank_heat_map.hpp"
 #include "app/gui/launch/launch_runner.hpp"
 #include "app/gui/launch/live_plots.hpp"
 #include "app/gui/launch/preflight_panel.hpp"
@@ -93,7 +94,8 @@ QWidget* LaunchPage::buildWatch() {
   auto* layout = new QVBoxLayout(panel);
   banner_ = new QLabel(tr("Choose a config, a model and a session file, then Start."));
   banner_->setWordWrap(true);
-  banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  banner_->setTextInteractionFlags(Qt::TextBrowserInteraction);  // the doctor's links
+  connect(banner_, &QLabel::linkActivated, this, &LaunchPage::onBannerLink);
   banner_->setFrameShape(QFrame::StyledPanel);
   // A failed launch can bring a 3,000-character line (a missing file's path, a JSON error): the
   // banner wraps it and takes no width of its own, so the window never grows past the screen.
@@ -133,9 +135,12 @@ QWidget* LaunchPage::buildWatch() {
   bar->addWidget(open_session_);
   console_ = new RankConsole;
   // The logs, and beside them the hosts' preflight table (it needs the page's width, not the form's).
-  auto* tabs = new QTabWidget;
+  auto* tabs = watch_tabs_ = new QTabWidget;
   tabs->addTab(console_, tr("Logs"));
   tabs->addTab(preflight_, tr("Preflight"));
+  heat_map_ = new RankHeatMap;
+  tabs->addTab(heat_map_, tr("Heat map"));
+  connect(tabs, &QTabWidget::currentChanged, this, [this] { refreshHeatMap(0); });
   connect(preflight_, &PreflightPanel::started, tabs, [tabs, this] { tabs->setCurrentWidget(preflight_); });
   connect(this, &LaunchPage::runStarted, tabs, [tabs, this] { tabs->setCurrentWidget(console_); });
   auto* split = new QSplitter(Qt::Vertical);
@@ -161,6 +166,17 @@ void LaunchPage::setUseEditorConfig(bool use) { config_source_->setCurrentIndex(
 void LaunchPage::showRankLegend(int world_size) {
   // Hosts only for a run across hosts (the runner still holds the last run's until the next starts).
   const auto hosts = running_.hostfile.empty() ? std::map<int, std::string>{} : runner_->facts().rank_hosts;
+  plots_->setWorldSize(world_size);
+  plots_->setRankName([hosts](int rank) {
+    const auto host = hosts.find(rank);
+    return QString::fromStdString(rank_label(rank, host == hosts.end() ? std::string() : host->second));
+  });
+  if (plots_->bandMode()) {  // a legend of 1,024 swatches says nothing
+    rank_legend_->setText(tr("%1 ranks: each chart draws the median across ranks (line) and min to max (band); "
+                             "hover a chart for the ranks at the ends, and see the Heat map tab for each rank")
+                              .arg(world_size));
+    return;
+  }
   QStringList items;
   for (int r = 0; r < world_size; ++r) {
     const auto host = hosts.find(r);
@@ -178,6 +194,17 @@ void LaunchPage::onRankHosts() {
   const int world_size = hosts.empty() ? 0 : hosts.rbegin()->first + 1;
   console_->setRanks(world_size, hosts);
   showRankLegend(world_size);
+}
+
+// Read when the tab is shown, then every few seconds while it stays shown: a grid is one pass over
+// the session's rows, cheap next to the run but not worth doing twice a second.
+void LaunchPage::refreshHeatMap(std::int64_t session_id) {
+  constexpr qint64 kEveryMs = 3000;
+  if (session_id) heat_map_session_ = session_id;
+  if (watch_tabs_->currentWidget() != heat_map_ || heat_map_session_ == 0 || heat_map_->isLoading()) return;
+  if (heat_map_clock_.isValid() && heat_map_clock_.elapsed() < kEveryMs && session_id != 0) return;
+  heat_map_clock_.start();
+  heat_map_->setSession(QString::fromStdString(running_.session_file), heat_map_session_);
 }
 
 QString LaunchPage::runDescription() const {

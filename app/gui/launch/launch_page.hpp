@@ -26,6 +26,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
 
 namespace shardscope::gui {
 
@@ -33,9 +34,11 @@ class HostfileEditor;
 class LaunchRunner;
 class LivePlots;
 class PreflightPanel;
+class RankHeatMap;
 class RankConsole;
 class SessionPoller;
 struct LiveUpdate;
+struct DoctorAlarm;
 
 class LaunchPage : public QWidget {
   Q_OBJECT
@@ -70,11 +73,14 @@ class LaunchPage : public QWidget {
   RankConsole* console() const { return console_; }
   QProgressBar* progress() const { return progress_; }
   QLabel* banner() const { return banner_; }
+  /// The banner's HTML while it shows the run doctor's alarm (the first error finding), else "".
+  QString doctorBanner() const { return doctor_html_; }
   QLabel* rankLegend() const { return rank_legend_; }
   QLabel* cliTwin() const { return cli_twin_; }
   QString sessionUid() const { return session_uid_; }
   HostfileEditor* hostfileEditor() const { return hostfile_; }
   PreflightPanel* preflight() const { return preflight_; }
+  RankHeatMap* heatMap() const { return heat_map_; }
 
  public slots:
   void start();
@@ -113,6 +119,8 @@ class LaunchPage : public QWidget {
   QWidget* buildWatch();
   void updateCliTwin();
   void showRankLegend(int world_size);
+  /// The heat map follows the run's session: read again at most every few seconds while shown.
+  void refreshHeatMap(std::int64_t session_id);
   void onRankHosts();
   // launch_page_run.cpp: the run.
   QString configPathForRun();
@@ -124,6 +132,10 @@ class LaunchPage : public QWidget {
   void onUpdate(const LiveUpdate& update);
   void onFinished(int exit_code, bool stopped);
   void showBanner(const QString& html, bool error);
+  // launch_page_doctor.cpp: the run doctor's banner and its links.
+  void showDoctorAlarm(const DoctorAlarm& alarm);
+  void onBannerLink(const QString& link);
+  void focusRank(int rank, std::int64_t step);
 
   std::function<QString()> editor_text_, editor_path_;
   QComboBox* config_source_ = nullptr;
@@ -146,6 +158,8 @@ class LaunchPage : public QWidget {
   QLineEdit* session_file_ = nullptr;
   QLineEdit* name_ = nullptr;
   QSpinBox* seed_ = nullptr;
+  QSpinBox* hang_after_ = nullptr;
+  QCheckBox* stop_on_hang_ = nullptr;
   QLineEdit* save_dir_ = nullptr;
   QSpinBox* save_every_ = nullptr;
   QLineEdit* load_dir_ = nullptr;
@@ -183,10 +197,16 @@ class LaunchPage : public QWidget {
   QLabel* eta_ = nullptr;
   LivePlots* plots_ = nullptr;
   RankConsole* console_ = nullptr;
+  RankHeatMap* heat_map_ = nullptr;
+  QTabWidget* watch_tabs_ = nullptr;
+  QElapsedTimer heat_map_clock_;  ///< since the heat map's last read
+  std::int64_t heat_map_session_ = 0;
   LaunchRunner* runner_ = nullptr;
   SessionPoller* poller_ = nullptr;
   LaunchSpec running_;
   QString session_uid_;
+  QString doctor_html_;  ///< the run doctor's alarm, kept when the run ends
+  QString end_note_;     ///< how the run ended, shown under the alarm
   QElapsedTimer clock_;
 };
 

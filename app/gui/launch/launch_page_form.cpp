@@ -173,6 +173,12 @@ QWidget* LaunchPage::buildRunGroup() {
   name_->setPlaceholderText(tr("the config file's name"));
   name_->setToolTip(tr("Session name (--name)"));
   seed_ = optional_spin(1 << 30, tr("42 (default)"), tr("Seed of the weights and data (--seed)"));
+  hang_after_ = optional_spin(86400, tr("max(60 s, 20 x median step)"),
+                              tr("The run doctor calls it a hang when no step and no collective completed for this "
+                                 "many seconds (--hang-after)"));
+  hang_after_->setSuffix(tr(" s"));
+  stop_on_hang_ = new QCheckBox(tr("stop every rank on a hang (--on-hang stop)"));
+  stop_on_hang_->setToolTip(tr("Else the doctor names the culprit and the run keeps waiting (--on-hang report)"));
   extra_args_ = new QLineEdit;
   extra_args_->setPlaceholderText(tr("more train flags, e.g. --device cpu"));
   extra_args_->setToolTip(tr("Appended to every rank's `shardscope train` arguments, split as a shell would"));
@@ -180,8 +186,11 @@ QWidget* LaunchPage::buildRunGroup() {
   form->addRow(tr("Session file"), row);
   form->addRow(tr("Name"), name_);
   form->addRow(tr("Seed"), seed_);
+  form->addRow(tr("Hang after"), hang_after_);
+  form->addRow(QString(), stop_on_hang_);
   form->addRow(tr("Extra arguments"), extra_args_);
-  for (auto* box : {steps_, seed_}) connect(box, &QSpinBox::valueChanged, this, &LaunchPage::updateCliTwin);
+  for (auto* box : {steps_, seed_, hang_after_}) connect(box, &QSpinBox::valueChanged, this, &LaunchPage::updateCliTwin);
+  connect(stop_on_hang_, &QCheckBox::toggled, this, &LaunchPage::updateCliTwin);
   for (auto* field : {name_, extra_args_}) connect(field, &QLineEdit::textChanged, this, &LaunchPage::updateCliTwin);
   return column;
 }
@@ -258,10 +267,12 @@ void LaunchPage::setSpec(const LaunchSpec& s) {
   for (auto [box, value] : {std::pair{layers_, s.layers}, {hidden_, s.hidden}, {heads_, s.heads}, {kv_heads_, s.kv_heads},
                             {seq_len_, s.seq_len}, {vocab_, s.vocab}, {processes_, s.processes},
                             {master_port_, s.master_port}, {steps_, s.steps}, {seed_, s.seed},
+                            {hang_after_, s.hang_after_s},
                             {save_every_, s.save_every}, {profile_start_, s.profile_start},
                             {profile_count_, s.profile_count}})
     box->setValue(value);
   activation_checkpointing_->setChecked(s.activation_checkpointing);
+  stop_on_hang_->setChecked(s.stop_on_hang);
   data_->setText(s.data == "synthetic" ? QString() : QString::fromStdString(s.data));
   where_->setCurrentIndex((s.hostfile.empty() ? 0 : 2) + (s.use_gpus ? 1 : 0));
   if (!s.hostfile.empty()) hostfile_->setPath(QString::fromStdString(s.hostfile));
@@ -304,6 +315,8 @@ LaunchSpec LaunchPage::spec() const {
   s.session_file = session_file_->text().trimmed().toStdString();
   s.name = name_->text().trimmed().toStdString();
   s.seed = seed_->value();
+  s.hang_after_s = hang_after_->value();
+  s.stop_on_hang = stop_on_hang_->isChecked();
   s.save_dir = save_dir_->text().trimmed().toStdString();
   s.save_every = s.save_dir.empty() ? 0 : save_every_->value();
   s.load_dir = load_dir_->text().trimmed().toStdString();

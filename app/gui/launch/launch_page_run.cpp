@@ -95,6 +95,9 @@ void LaunchPage::start() {
 
 void LaunchPage::resetWatchSide(int world_size, int steps) {
   session_uid_.clear();
+  heat_map_session_ = 0;
+  doctor_html_.clear();
+  end_note_.clear();
   console_->clear();
   console_->resetFilters();  // a new run shows all its lines: last run's filter would hide them
   console_->setWorldSize(world_size);
@@ -144,6 +147,8 @@ void LaunchPage::shutdown() {
 void LaunchPage::onUpdate(const LiveUpdate& update) {
   if (!update.error.empty()) emit statusMessage(tr("Reading the session: %1").arg(QString::fromStdString(update.error)));
   plots_->append(update);
+  if (update.alarm) showDoctorAlarm(*update.alarm);
+  if (update.session_id) refreshHeatMap(update.session_id);
   if (plots_->lastStep() >= 0 && running_.steps == 0 && !runner_->isRunning()) {
     end_progress_at(progress_, plots_->lastStep());  // a watched command's last steps come with the final read
   } else if (plots_->lastStep() >= 0 && running_.steps > 0) {
@@ -198,6 +203,11 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
                    .arg(exit_code)
                    .arg(preformatted(last.join('\n'))),
                true);
+  }
+  if (!doctor_html_.isEmpty()) {  // the doctor's culprit stays named; how the run ended goes under it
+    end_note_ = tr("<p><i>The run ended with exit code %1%2.</i></p>").arg(exit_code)
+                    .arg(exit_code == 124 ? tr(": the launcher stopped every rank (--on-hang stop)") : QString());
+    showBanner(doctor_html_ + end_note_, true);
   }
   emit statusMessage(tr("Run ended with exit code %1").arg(exit_code));
   emit runFinished(exit_code);

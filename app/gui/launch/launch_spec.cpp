@@ -108,6 +108,8 @@ std::vector<std::string> launcher_arguments(const LaunchSpec& s) {
   add_if(a, "--master_addr", s.master_addr);
   add_if(a, "--master_port", s.master_port);
   add_if(a, "--enable_each_rank_log", s.each_rank_log_dir);
+  add_if(a, "--hang-after", s.hang_after_s);
+  if (s.stop_on_hang) a.insert(a.end(), {"--on-hang", "stop"});
   return a;
 }
 

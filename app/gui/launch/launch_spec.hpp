@@ -43,6 +43,9 @@ struct LaunchSpec {
   std::string session_file;
   std::string name;                    ///< session name; empty = the config file's name
   int seed = 0;                        ///< --seed; 0 = the engine's default (42)
+  // The run doctor (docs/doctor.md): what a hang is and what happens then.
+  int hang_after_s = 0;                ///< --hang-after SECONDS; 0 = the launcher's default (max(60 s, 20 x median step))
+  bool stop_on_hang = false;           ///< --on-hang stop; else report (the launcher's default)
   // Checkpoints (DeepSpeed layout).
   std::string save_dir;                ///< --save DIR, written at the end
   int save_every = 0;                  ///< --save-every K; 0 = only at the end

@@ -32,6 +32,7 @@ LiveUpdate poll_session(const std::string& file, const std::string& uid, const L
       out.steps.insert(out.steps.end(), rows.begin(), rows.end());
     }
     out.timers = ss::load_timer_breakdowns_after(store, out.session_id, cursor.timers_after);
+    if (!cursor.alarm_found) out.alarm = read_doctor_alarm(store, out.session_id);
     const ss::SessionDetail detail = ss::load_session(store, out.session_id);
     out.info = detail.info;
     if (detail.info.status != "running") out.ranks = detail.ranks;
@@ -46,6 +47,7 @@ LiveUpdate poll_session(const std::string& file, const std::string& uid, const L
 
 void advance_cursor(LiveCursor& cursor, const LiveUpdate& update) {
   if (update.session_id) cursor.session_id = update.session_id;
+  if (update.alarm) cursor.alarm_found = true;
   for (const auto& m : update.steps) cursor.last_step[m.rank] = std::max(cursor.last_step[m.rank], m.step);
   // Timers are complete for a step once every rank reported it: re-read everything after that.
   if (!cursor.last_step.empty()) {

@@ -13,6 +13,7 @@
 #include <QFutureWatcher>
 #include <QObject>
 
+#include "app/gui/launch/doctor_alarm.hpp"
 #include "sessions/session_reader.hpp"
 
 class QTimer;
@@ -23,6 +24,7 @@ struct LiveCursor {
   std::int64_t session_id = 0;            ///< 0 until the session row exists
   std::map<int, std::int64_t> last_step;  ///< per rank
   std::int64_t timers_after = -1;         ///< breakdowns of later steps are re-read (ranks lag)
+  bool alarm_found = false;               ///< the doctor's alarm came: its findings are not read again
 };
 
 struct LiveUpdate {
@@ -31,6 +33,7 @@ struct LiveUpdate {
   std::vector<sessions::TimerBreakdown> timers;    ///< steps after cursor.timers_after (replace older copies)
   std::optional<sessions::SessionInfo> info;
   std::vector<sessions::RankDetail> ranks;         ///< filled once the session has ended
+  std::optional<DoctorAlarm> alarm;                ///< the run doctor's first error finding, once
   std::string error;
 };
 
