@@ -110,6 +110,14 @@ const est::PlanEstimate& requested_row(const est::Estimate& e) {
 
 }  // namespace
 
+est::ModelDescription run_model_description(const ModelSpec& spec) { return describe_spec(spec); }
+
+est::EstimateOptions run_estimate_options(const configs::ResolvedConfig& config, const ModelSpec& spec, int world_size,
+                                          bool activation_checkpointing) {
+  std::vector<std::string> notes;
+  return estimate_options(config, spec, world_size, activation_checkpointing, notes);
+}
+
 MemoryPrediction predict_memory(const configs::ResolvedConfig& config, const ModelSpec& spec, int world_size,
                                 bool activation_checkpointing) {
   if (world_size <= 0) throw std::invalid_argument("memory prediction: world size must be positive, got " + std::to_string(world_size));

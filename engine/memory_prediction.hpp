@@ -14,6 +14,10 @@
 namespace shardscope::sessions {
 class Store;
 }
+namespace shardscope::estimator {
+struct ModelDescription;
+struct EstimateOptions;
+}
 
 namespace shardscope::engine {
 
@@ -37,6 +41,12 @@ struct MemoryPrediction {
 /// EstimatorError for a config the estimator rejects.
 MemoryPrediction predict_memory(const configs::ResolvedConfig& config, const ModelSpec& spec, int world_size,
                                 bool activation_checkpointing);
+
+/// The estimator's inputs for a run, as predict_memory builds them: the model of `spec`, and the
+/// options of `config` on `world_size` ranks with the config's plan as the requested one.
+estimator::ModelDescription run_model_description(const ModelSpec& spec);
+estimator::EstimateOptions run_estimate_options(const configs::ResolvedConfig& config, const ModelSpec& spec,
+                                                int world_size, bool activation_checkpointing);
 
 /// The peaks a GPU run is judged by, and the host's: the allocator's peak, its reserved peak, the
 /// device-level peak (the reserved peak plus what lives outside the allocator: the CUDA context,

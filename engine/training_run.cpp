@@ -21,6 +21,7 @@
 #include "engine/loss_readback.hpp"
 #include "engine/models/weight_loader.hpp"
 #include "engine/memory_prediction.hpp"
+#include "engine/oom_finding.hpp"
 #include "engine/model_flops_profile.hpp"
 #include "engine/training_telemetry.hpp"
 #include "engine/zero/partitioned_init.hpp"
@@ -314,6 +315,23 @@ void train_steps(const RunParts& run, TrainRunResult& result) {
   }
 }
 
+// The steps, with a CUDA out-of-memory error turned into the doctor's finding (the allocator's
+// numbers and the smallest change the estimator says fits) before it ends the rank.
+void train_steps_or_report_oom(const RunParts& run, const ModelSpec& spec, bool checkpointing, TrainRunResult& result,
+                               std::ostream& err) {
+  try {
+    train_steps(run, result);
+  } catch (const c10::OutOfMemoryError& e) {
+    const std::string message = e.what_without_backtrace();
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    sessions::Finding f = out_of_memory_finding(message, run.config, spec, run.engine.world_size(), checkpointing,
+                                                run.engine.rank(), run.engine.global_steps() + 1, now);
+    err << "shardscope: doctor: " << f.summary << "\n  what to do: " << f.suggested_fix << std::endl;
+    run.telemetry.send(std::move(f));
+    throw;
+  }
+}
+
 // No rank leaves while another still talks to rank 0's store (NCCL's heartbeat polls it).
 void leave_together(const std::shared_ptr<Communicator>& comm) {
   if (!comm) return;
@@ -357,7 +375,8 @@ TrainRunResult run_training(const TrainRunOptions& o, std::ostream& out, std::os
   else if (window) err << "note: the profiled window records GPU activity; this run is on the CPU\n";
   TrainRunResult result;
   const auto started = std::chrono::steady_clock::now();
-  train_steps({o, config, engine, loader, telemetry, profiled.get()}, result);
+  train_steps_or_report_oom({o, config, engine, loader, telemetry, profiled.get()}, o.model,
+                            model->activation_checkpointing(), result, err);
   result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.global_steps = engine.global_steps();
   result.skipped_steps = engine.skipped_steps();
