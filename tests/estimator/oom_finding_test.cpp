@@ -2,6 +2,8 @@
 // caching allocator's message of PyTorch 2.11 and the run's own config and model.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "configs/config_document.hpp"
 #include "configs/config_validator.hpp"
 #include "engine/oom_finding.hpp"
@@ -53,6 +55,7 @@ TEST(OomFinding, ReadsTheAllocatorsNumbers) {
 
 TEST(OomFinding, TooLargeAMicroBatchGetsTheLargestThatFitsAsTrainFlags) {
   const auto f = out_of_memory_finding(kMessage, config_with_micro_batch(64), gpt2_1_3b(), 1, false, 0, 1, 1e9);
+  std::printf("%s\nwhat to do: %s\n", f.summary.c_str(), f.suggested_fix.c_str());
   EXPECT_EQ(f.kind, "cuda_oom");
   EXPECT_EQ(f.severity, "error");
   EXPECT_EQ(f.ranks, std::vector<int>{0});
