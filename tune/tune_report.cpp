@@ -29,8 +29,9 @@ std::string metric_cell(const sessions::TuneTrialRecord& t) {
 
 bool lower_is_better(const std::string& metric) { return metric == "step_time"; }
 
-// Indices of ok trials, best first.
-std::vector<std::size_t> ranked(const std::vector<sessions::TuneTrialRecord>& trials, const std::string& metric) {
+}  // namespace
+
+std::vector<std::size_t> ranked_trials(const std::vector<sessions::TuneTrialRecord>& trials, const std::string& metric) {
   std::vector<std::size_t> ok;
   for (std::size_t i = 0; i < trials.size(); ++i)
     if (trials[i].status == "ok" && trials[i].metric_value) ok.push_back(i);
@@ -40,6 +41,8 @@ std::vector<std::size_t> ranked(const std::vector<sessions::TuneTrialRecord>& tr
   });
   return ok;
 }
+
+namespace {
 
 void write_file(const std::string& path, const std::string& text) {
   sessions::AtomicOutput out(path);
@@ -135,7 +138,7 @@ std::string format_results_table(const std::vector<sessions::TuneTrialRecord>& t
 }
 
 void write_tune_outputs(const TuneRequest& r, TuneOutcome& o) {
-  const auto order = ranked(o.trials, tune_metric_name(r.metric));
+  const auto order = ranked_trials(o.trials, tune_metric_name(r.metric));
   if (!order.empty()) o.best = order[0];
   if (order.size() > 1) o.runner_up = order[1];
   const std::filesystem::path out(r.out_dir);
