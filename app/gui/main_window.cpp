@@ -20,6 +20,7 @@
 #include "app/gui/common/keyboard_shortcuts.hpp"
 #include "app/gui/launch/launch_page.hpp"
 #include "app/gui/sessions/sessions_page.hpp"
+#include "app/gui/tune/tune_page.hpp"
 #include "sessions/build_info.hpp"
 
 namespace shardscope::gui {
@@ -75,6 +76,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     sessions_page_->revealSession(file, uid);
     showPage(tr("Sessions & Compare"));
   });
+  addTunePage();
 
   // The page list is exactly as wide as its longest title: never cut ("Environme"), never wider.
   page_list_->setFixedWidth(page_list_->sizeHintForColumn(0) + 2 * page_list_->frameWidth() + 12);
@@ -95,6 +97,23 @@ void MainWindow::addPage(QWidget* page, const QString& title, const QString& too
   action->setShortcuts(shortcut_keys(tr("Page %1").arg(index + 1)));
   connect(action, &QAction::triggered, this, [this, index] { page_list_->setCurrentRow(index); });
   addAction(action);
+}
+
+// The Tune page comes last, so the other pages keep their Ctrl+N keys.
+void MainWindow::addTunePage() {
+  tune_page_ = new TunePage(this);
+  addPage(tune_page_, tr("Tune"),
+          tr("Search stage, micro-batch, offload and buckets for the fastest config that fits (shardscope tune)"));
+  connect(tune_page_, &TunePage::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(tune_page_, &TunePage::openConfig, this, [this](const QString& path) {
+    if (config_editor_page_->maybeSave() && config_editor_page_->openFile(path)) showPage(tr("Config Editor"));
+  });
+  connect(tune_page_, &TunePage::compareTrials, this, [this](const std::vector<SessionRef>& refs) {
+    const QString file = QString::fromStdString(refs.front().file);
+    if (!sessions_page_->files().contains(file)) sessions_page_->openFiles({file});
+    sessions_page_->compare(refs);
+    showPage(tr("Sessions & Compare"));
+  });
 }
 
 bool MainWindow::showPage(const QString& title) {
@@ -217,14 +236,27 @@ bool MainWindow::confirmStopRun() {
   return answer == QMessageBox::Yes;
 }
 
+bool MainWindow::confirmStopTune() {
+  if (!tune_page_->isRunning()) return true;
+  showPage(tr("Tune"));
+  const auto answer = QMessageBox::question(
+      this, tr("The tuner is running"),
+      tr("%1\n\nClosing ShardScope stops it: the running trial and its ranks get SIGTERM (Resume runs that trial "
+         "again). Stop the tuner and quit?")
+          .arg(tune_page_->runDescription()),
+      QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+  return answer == QMessageBox::Yes;
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
   // Unsaved config changes are never dropped silently, and a running job is never ended unasked.
-  if (!config_editor_page_->maybeSave() || !confirmStopRun()) {
+  if (!config_editor_page_->maybeSave() || !confirmStopRun() || !confirmStopTune()) {
     event->ignore();
     return;
   }
   environment_page_->stop();  // a report still loading is ended before the page goes away
   launch_page_->shutdown();   // a running launch is stopped (SIGTERM, then kill): nothing is left behind
+  tune_page_->shutdown();     // so is a running tuner, its trial and the trial's ranks
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());

@@ -17,6 +17,7 @@ class EstimatorPage;
 class ImportDialog;
 class LaunchPage;
 class SessionsPage;
+class TunePage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -26,6 +27,8 @@ class MainWindow : public QMainWindow {
 
   EnvironmentPage* environmentPage() const { return environment_page_; }
   LaunchPage* launchPage() const { return launch_page_; }
+  TunePage* tunePage() const { return tune_page_; }
+  SessionsPage* sessionsPage() const { return sessions_page_; }
   QListWidget* pageList() const { return page_list_; }
   /// Shows the page with this title; false if there is none.
   bool showPage(const QString& title);
@@ -49,6 +52,8 @@ class MainWindow : public QMainWindow {
   void restoreWindowState();
   void fitToScreen();
   bool confirmStopRun();
+  bool confirmStopTune();
+  void addTunePage();
 
   QListWidget* page_list_ = nullptr;
   QStackedWidget* pages_ = nullptr;
@@ -57,6 +62,7 @@ class MainWindow : public QMainWindow {
   ConfigEditorPage* config_editor_page_ = nullptr;
   LaunchPage* launch_page_ = nullptr;
   SessionsPage* sessions_page_ = nullptr;
+  TunePage* tune_page_ = nullptr;
   ImportDialog* import_dialog_ = nullptr;
 };
 

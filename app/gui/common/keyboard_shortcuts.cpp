@@ -12,7 +12,7 @@ const std::vector<KeyboardShortcut>& keyboard_shortcuts() {
   static const std::vector<KeyboardShortcut> table = [] {
     std::vector<KeyboardShortcut> t;
     const QString window = QObject::tr("window");
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < 6; ++i)
       t.push_back({QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)), QObject::tr("Page %1").arg(i + 1), window});
     t.push_back({QKeySequence(Qt::CTRL | Qt::Key_I), QObject::tr("Import DeepSpeed run"), window});
     t.push_back({QKeySequence(Qt::Key_F5), QObject::tr("Refresh environment report"), window});
