@@ -175,7 +175,7 @@ class MainWindowTest : public QObject {
     qInfo("minimum window size %dx%d", minimum.width(), minimum.height());
     QVERIFY2(minimum.width() <= 1100 && minimum.height() <= 660,
              qPrintable(QString("minimum %1x%2").arg(minimum.width()).arg(minimum.height())));
-    for (const char* page : {"Environment", "Estimator", "Config Editor", "Launch & Watch", "Sessions & Compare"}) {
+    for (const char* page : {"Environment", "Estimator", "Config Editor", "Launch & Watch", "Sessions & Compare", "Tune"}) {
       QVERIFY(window.showPage(page));
       const QSize m = window.minimumSizeHint();
       qInfo("%s: minimum %dx%d", page, m.width(), m.height());

@@ -32,7 +32,7 @@ namespace ss = shardscope::sessions;
 
 namespace {
 
-const char* const kPages[] = {"Environment", "Estimator", "Config Editor", "Launch & Watch", "Sessions & Compare"};
+const char* const kPages[] = {"Environment", "Estimator", "Config Editor", "Launch & Watch", "Sessions & Compare", "Tune"};
 const std::initializer_list<const char*> kSessionTabs = {"Curves", "Summary", "Breakdown", "Run", "Config diff",
                                                          "Environment", "Profile", "Verdict", "Trend"};
 const std::initializer_list<const char*> kNoTabs = {""};
