@@ -23,6 +23,8 @@ std::vector<sessions::Finding> review_session(const SessionMaterial& m) {
     if (!has_kind(m.stored, f.kind)) findings.push_back(std::move(f));
   for (auto& f : find_stragglers(m.timers, m.run))
     if (!has_kind(m.stored, f.kind)) findings.push_back(std::move(f));
+  for (auto& flag : flag_stragglers(m.timer_columns, m.run))
+    if (!has_kind(m.stored, flag.finding.kind)) findings.push_back(std::move(flag.finding));
   return findings;
 }
 

@@ -19,6 +19,8 @@ struct SessionMaterial {
   std::vector<sessions::Finding> stored;
   std::vector<sessions::StepMetrics> steps;
   std::vector<sessions::TimerBreakdown> timers;
+  /// The timers as a store reads them (sessions::load_timer_columns); a material fills this or `timers`.
+  std::vector<sessions::TimerColumn> timer_columns;
   std::vector<sessions::CollectiveMark> marks;
   RunPicture run;
 };

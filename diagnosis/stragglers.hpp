@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "diagnosis/hang_diagnosis.hpp"
+#include "sessions/doctor_records.hpp"
 #include "sessions/events.hpp"
 
 namespace shardscope::diagnosis {
@@ -37,6 +38,10 @@ struct StragglerFlag {
 
 /// Every rank and phase flagged over the latest window; none for a clean run.
 std::vector<StragglerFlag> flag_stragglers(const std::vector<sessions::TimerBreakdown>& timers, const RunPicture& run,
+                                           const StragglerOptions& options = {});
+/// The same judgement of timers read as columns (sessions::load_timer_columns: each by step then
+/// rank, one sample per step and rank), as a stored session's review reads them.
+std::vector<StragglerFlag> flag_stragglers(const std::vector<sessions::TimerColumn>& columns, const RunPicture& run,
                                            const StragglerOptions& options = {});
 
 /// One finding ("straggler", warning) per rank and phase flagged; none for a clean run.

@@ -1,5 +1,7 @@
 #include "sessions/doctor_records.hpp"
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "sessions/sqlite_db.hpp"
@@ -63,6 +65,47 @@ std::vector<CollectiveMark> load_collective_marks(Store& store, std::int64_t ses
     marks.push_back(std::move(m));
   }
   return marks;
+}
+
+std::vector<StepMetrics> load_step_numerics(Store& store, std::int64_t session_id) {
+  // The primary key (session_id, step, rank) gives the order; five columns of sixteen.
+  Statement q(store.db(), "SELECT step, rank, loss, loss_scale, skipped FROM steps WHERE session_id = ? "
+                          "ORDER BY step, rank");
+  q.bind(1, session_id);
+  std::vector<StepMetrics> steps;
+  while (q.step()) {
+    StepMetrics m;
+    m.step = q.int64(0);
+    m.rank = static_cast<int>(q.int64(1));
+    m.loss = q.optional_real(2);
+    m.loss_scale = q.optional_real(3);
+    m.skipped = q.int64(4) != 0;
+    steps.push_back(m);
+  }
+  return steps;
+}
+
+std::vector<TimerColumn> load_timer_columns(Store& store, std::int64_t session_id) {
+  // The primary key (session_id, name_id, step, rank) is the order wanted: no join, no sort; the
+  // handful of timer names is looked up once each.
+  Statement q(store.db(), "SELECT name_id, step, rank, ms FROM timers WHERE session_id = ? "
+                          "ORDER BY name_id, step, rank");
+  Statement name(store.db(), "SELECT text FROM names WHERE id = ?");
+  q.bind(1, session_id);
+  std::vector<TimerColumn> columns;
+  std::optional<std::int64_t> name_id;
+  bool named = false;  // a time whose name is missing is dropped, as a join with names would
+  while (q.step()) {
+    if (q.int64(0) != name_id) {
+      name_id = q.int64(0);
+      name.reset();
+      name.bind(1, *name_id);
+      named = name.step();
+      if (named) columns.push_back({name.text(0), {}});
+    }
+    if (named) columns.back().samples.push_back({q.int64(1), static_cast<int>(q.int64(2)), q.real(3)});
+  }
+  return columns;
 }
 
 }  // namespace shardscope::sessions
