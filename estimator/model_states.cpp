@@ -88,10 +88,15 @@ ModelStatesEstimate estimate_model_states(double total_params, const ZeroPlan& p
   if (!offloaded_optimizer || plan.stage == 1)
     add_part(e, &ModelStateParts::gradients, {e.per_param.gradients, Place::kGpu, plan.stage >= 2}, total_params,
              cluster, "gradients");
-  // ZeRO-Infinity swaps that fp32 gradient partition out to NVMe with the optimizer states.
+  // ZeRO-Infinity swaps that fp32 gradient partition out to NVMe with the optimizer states; the
+  // engine keeps it in pinned host memory (the host table counts it there, and the NVMe column is
+  // the engine's swap files), so the line says which is which.
   if (offloaded_optimizer)
     add_part(e, &ModelStateParts::gradients, {4, optimizer_place, true}, total_params, cluster,
-             "fp32 gradient partition for the offloaded optimizer");
+             optimizer_place == Place::kNvme
+                 ? "fp32 gradient partition for the offloaded optimizer; DeepSpeed swaps it to NVMe, ShardScope's "
+                   "engine keeps it in pinned host memory, see the host lines"
+                 : "fp32 gradient partition for the offloaded optimizer");
   add_part(e, &ModelStateParts::master_params, {e.per_param.master, optimizer_place, plan.stage >= 1}, total_params,
            cluster, "master weights");
   add_part(e, &ModelStateParts::optimizer_states, {e.per_param.optimizer, optimizer_place, plan.stage >= 1},
