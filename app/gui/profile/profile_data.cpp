@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
 
 namespace shardscope::gui {
@@ -131,6 +132,23 @@ void add_stream_rows(int rank, const std::vector<ss::ActivityRecord>& activities
   }
 }
 
+RankBusy rank_busy(int rank, const std::vector<ss::ActivityRecord>& activities) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> kernels, collectives;
+  for (const auto& a : activities)
+    (kind_of(a) == TimelineKind::kCollective ? collectives : kernels).emplace_back(a.start_ns, a.end_ns);
+  return {rank, BusyIntervals::merge(std::move(kernels)), BusyIntervals::merge(std::move(collectives))};
+}
+
+// The ranks the filter resolves against: the session's own (with hosts), else the records' ranks.
+std::vector<ss::RankInfo> rank_infos(ss::Store& store, std::int64_t session_id, const std::vector<int>& ranks) {
+  std::vector<ss::RankInfo> out;
+  for (const auto& r : ss::load_session(store, session_id).ranks) out.push_back(r.info);
+  for (const int rank : ranks)
+    if (std::none_of(out.begin(), out.end(), [&](const ss::RankInfo& i) { return i.rank == rank; }))
+      out.push_back({rank, 0, {}, 0, {}});
+  return out;
+}
+
 }  // namespace
 
 void build_timeline(const profiler::ProfileRecords& r, ProfileData& out) {
@@ -139,7 +157,10 @@ void build_timeline(const profiler::ProfileRecords& r, ProfileData& out) {
   for (const int rank : r.ranks) {
     add_step_rows(rank, r, names, out);
     if (auto it = r.nvtx.find(rank); it != r.nvtx.end()) add_nvtx_rows(rank, it->second, names, out);
-    if (auto it = r.activities.find(rank); it != r.activities.end()) add_stream_rows(rank, it->second, names, out);
+    if (auto it = r.activities.find(rank); it != r.activities.end()) {
+      add_stream_rows(rank, it->second, names, out);
+      out.busy.push_back(rank_busy(rank, it->second));
+    }
   }
   // The first view is the profiled window (the GPU activity) when there is one, else everything.
   bool any = false;
@@ -161,6 +182,7 @@ std::shared_ptr<const ProfileData> load_profile(const SessionRef& session) {
     ss::Store store = ss::Store::open(session.file, options);
     auto records = std::make_shared<profiler::ProfileRecords>(profiler::load_profile_records(store, session.id));
     build_timeline(*records, *out);
+    out->rank_infos = rank_infos(store, session.id, records->ranks);
     out->analyses = profiler::analyze_records(*records);
     out->records = std::move(records);
   } catch (const std::exception& e) {

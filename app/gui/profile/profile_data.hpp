@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/profile/profile_rank_summary.hpp"
 #include "app/gui/sessions/compare_data.hpp"
 #include "profiler/profile_selection.hpp"
+#include "sessions/events.hpp"
 #include "sessions/session_summary.hpp"
 
 namespace shardscope::gui {
@@ -57,6 +59,8 @@ struct ProfileData {
   std::int64_t window_start_ns = 0, window_end_ns = 0;  ///< the GPU activity's extent (else all)
   std::size_t items = 0;
   profiler::ProfileAnalyses analyses;  ///< of the whole session
+  std::vector<RankBusy> busy;          ///< per rank with GPU activity: its merged busy time (the summary lane)
+  std::vector<sessions::RankInfo> rank_infos;  ///< every rank with its host, for the rank filter
   std::string error;
 };
 

@@ -55,12 +55,50 @@ int ProfileTimeline::rowHeight(const TimelineRow& row) const {
 void ProfileTimeline::setData(std::shared_ptr<const ProfileData> data) {
   data_ = std::move(data);
   selection_ = {};
-  row_tops_.assign(1, kRulerHeight);
-  if (data_)
-    for (const auto& row : data_->rows) row_tops_.push_back(row_tops_.back() + rowHeight(row));
-  setMinimumHeight(std::max(row_tops_.back(), kRulerHeight + 4 * kRowHeight) + 2);
+  shown_ranks_.reset();
+  if (data_ && data_->records && data_->records->ranks.size() > std::size_t(kFewRanks))
+    shown_ranks_ = std::vector<int>{data_->records->ranks.front()};
+  layoutLanes();
   resetZoom();
+}
+
+void ProfileTimeline::setShownRanks(std::optional<std::vector<int>> ranks) {
+  shown_ranks_ = std::move(ranks);
+  layoutLanes();
+  update();
+}
+
+// The lanes: two summary lanes when some profiled rank has none of its own, then the rows of the
+// shown ranks.
+void ProfileTimeline::layoutLanes() {
+  lanes_.clear();
+  summary_.clear();
+  auto shown = [this](int rank) {
+    return !shown_ranks_ || std::binary_search(shown_ranks_->begin(), shown_ranks_->end(), rank);
+  };
+  if (shown_ranks_) std::sort(shown_ranks_->begin(), shown_ranks_->end());
+  if (data_) {
+    for (std::size_t i = 0; i < data_->rows.size(); ++i)
+      if (shown(data_->rows[i].rank)) lanes_.push_back(static_cast<int>(i));
+    for (const auto& busy : data_->busy)
+      if (!shown(busy.rank)) summary_.push_back(&busy);
+  }
+  row_tops_.assign(1, kRulerHeight);
+  for (int lane = 0; lane < summaryLanes(); ++lane) row_tops_.push_back(row_tops_.back() + kCounterHeight);
+  for (const int row : lanes_) row_tops_.push_back(row_tops_.back() + rowHeight(data_->rows[std::size_t(row)]));
+  setMinimumHeight(std::max(row_tops_.back(), kRulerHeight + 4 * kRowHeight) + 2);
   updateGeometry();
+}
+
+const TimelineRow* ProfileTimeline::laneRow(int lane) const {
+  if (!data_ || lane < summaryLanes() || lane >= laneCount()) return nullptr;
+  return &data_->rows[std::size_t(lanes_[std::size_t(lane - summaryLanes())])];
+}
+
+std::vector<int> ProfileTimeline::summaryRanks() const {
+  std::vector<int> out;
+  for (const RankBusy* busy : summary_) out.push_back(busy->rank);
+  return out;
 }
 
 void ProfileTimeline::setSelection(const profiler::ProfileSelection& selection) {
@@ -153,11 +191,19 @@ void ProfileTimeline::paintEvent(QPaintEvent*) {
     return;
   }
   paintRuler(painter);
-  for (std::size_t i = 0; i < data_->rows.size(); ++i) {
-    const int top = row_tops_[i];
-    if (i % 2) painter.fillRect(QRect(0, top, width(), rowHeight(data_->rows[i])), palette().alternateBase());
-    if (data_->rows[i].kind == RowKind::kMemory) paintCounter(painter, data_->rows[i], top);
-    else paintRow(painter, data_->rows[i], top);
+  last_summary_ = {};
+  if (summaryLanes()) {
+    const int buckets = std::max(1, (width() - kLabelWidth + kSummaryBucketPx - 1) / kSummaryBucketPx);
+    last_summary_ = summarize_busy(summary_, static_cast<std::int64_t>(std::floor(view_start_)),
+                                   static_cast<std::int64_t>(std::ceil(view_end_)), buckets);
+  }
+  for (int lane = 0; lane < laneCount(); ++lane) {
+    const int top = row_tops_[std::size_t(lane)];
+    if (lane % 2) painter.fillRect(QRect(0, top, width(), row_tops_[std::size_t(lane) + 1] - top), palette().alternateBase());
+    const TimelineRow* row = laneRow(lane);
+    if (!row) paintSummary(painter, lane, top);
+    else if (row->kind == RowKind::kMemory) paintCounter(painter, *row, top);
+    else paintRow(painter, *row, top);
   }
   paintSelection(painter);  // over the rows, translucent
   painter.setPen(palette().mid().color());
@@ -252,9 +298,9 @@ void ProfileTimeline::paintCounter(QPainter& painter, const TimelineRow& row, in
 
 std::optional<std::pair<const TimelineRow*, const TimelineItem*>> ProfileTimeline::itemAt(const QPoint& pos) const {
   if (!data_ || pos.x() < kLabelWidth) return std::nullopt;
-  const int index = rowAt(pos.y());
-  if (index < 0) return std::nullopt;
-  const TimelineRow& row = data_->rows[static_cast<std::size_t>(index)];
+  const TimelineRow* lane = laneRow(rowAt(pos.y()));
+  if (!lane) return std::nullopt;
+  const TimelineRow& row = *lane;
   // Within 2 pixels, so a one-pixel kernel can still be hovered; the nearest start wins.
   const double slack = 2 * (view_end_ - view_start_) / std::max(1, width() - kLabelWidth);
   const double t = timeAt(pos.x());
@@ -284,12 +330,15 @@ QString ProfileTimeline::describe(const TimelineItem& item) const {
 bool ProfileTimeline::event(QEvent* event) {
   if (event->type() == QEvent::ToolTip) {
     auto* help = static_cast<QHelpEvent*>(event);
-    const int index = rowAt(help->pos().y());
+    const int lane = rowAt(help->pos().y());
+    const TimelineRow* row = laneRow(lane);
     if (auto hit = itemAt(help->pos())) {
       QToolTip::showText(help->globalPos(), describe(*hit->second), this);
-    } else if (index >= 0 && data_->rows[std::size_t(index)].kind == RowKind::kMemory) {
+    } else if (lane >= 0 && lane < summaryLanes()) {
+      QToolTip::showText(help->globalPos(), describeSummary(lane, help->pos().x()), this);
+    } else if (row && row->kind == RowKind::kMemory) {
       // The counter's value at the cursor: the last sample at or before it.
-      const auto& counter = data_->rows[std::size_t(index)].counter;
+      const auto& counter = row->counter;
       const double t = timeAt(help->pos().x());
       auto it = std::upper_bound(counter.begin(), counter.end(), t, [](double v, const CounterPoint& p) { return v < double(p.t_ns); });
       if (it != counter.begin()) QToolTip::showText(help->globalPos(), tr("allocated %1").arg(bytes_text(std::prev(it)->value)), this);
@@ -345,6 +394,12 @@ void ProfileTimeline::mouseReleaseEvent(QMouseEvent* event) {
 }
 
 void ProfileTimeline::selectAt(const QPoint& pos) {
+  const int lane = rowAt(pos.y()), bucket = bucketAt(pos.x());
+  if (lane >= 0 && lane < summaryLanes() && bucket >= 0) {
+    const BusyBand& band = lane == 0 ? last_summary_.kernels : last_summary_.collectives;
+    if (const int rank = band.outlier(std::size_t(bucket)); rank >= 0) emit rankPicked(rank);
+    return;
+  }
   const auto hit = itemAt(pos);
   if (!hit) return;
   const TimelineItem& item = *hit->second;

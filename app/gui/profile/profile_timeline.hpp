@@ -6,6 +6,11 @@
 // shows name, duration and bytes; boxes wide enough carry their (short) kernel names. The
 // selection is drawn (range shaded, other kernels faded). Painted by hand (not QCustomPlot) so 100k
 // boxes cost one pass that merges boxes narrower than a pixel.
+// With more than kFewRanks ranks, lanes are drawn only for the ranks picked (setShownRanks: the
+// profile view's rank filter, first rank 0) and two summary lanes on top reduce the rest: per
+// bucket of two pixels, the min / median / max across them of the fraction of time busy in
+// kernels and in NCCL collectives (profile_rank_summary.hpp); hovering names the least and most
+// busy rank, a click adds the lanes of the rank farthest from the median (BusyBand::outlier).
 
 #include <memory>
 #include <optional>
@@ -23,6 +28,22 @@ class ProfileTimeline : public QWidget {
   explicit ProfileTimeline(QWidget* parent = nullptr);
 
   void setData(std::shared_ptr<const ProfileData> data);
+  /// Draws lanes for `ranks` only and summarizes the others (std::nullopt: every rank, no summary).
+  void setShownRanks(std::optional<std::vector<int>> ranks);
+  /// The ranks with lanes: every rank, or those set (after setData: rank 0 alone above kFewRanks).
+  const std::optional<std::vector<int>>& shownRanks() const { return shown_ranks_; }
+  /// The ranks the summary lanes reduce (the profiled ranks without lanes).
+  std::vector<int> summaryRanks() const;
+  /// Summary lanes on top (0 or 2: kernels, collectives); lanes after them are timeline rows.
+  int summaryLanes() const { return summary_.empty() ? 0 : 2; }
+  /// The lanes drawn, summary lanes included.
+  int laneCount() const { return static_cast<int>(row_tops_.size()) - 1; }
+  /// The timeline row of lane `lane`, or nullptr for a summary lane.
+  const TimelineRow* laneRow(int lane) const;
+  /// What the last paint reduced into the summary lanes (one bucket per two pixels).
+  const BusySummary& lastSummary() const { return last_summary_; }
+  /// The hover text of summary lane `lane` at widget x `x`.
+  QString describeSummary(int lane, int x) const;
   /// Draws `selection` (the view does not move).
   void setSelection(const profiler::ProfileSelection& selection);
   /// The shown time range in ns (absolute, as the records store it).
@@ -49,6 +70,8 @@ class ProfileTimeline : public QWidget {
   /// The y of row `index`'s top.
   int rowTop(int index) const;
 
+  static constexpr int kFewRanks = 8;        ///< up to this many ranks, every rank gets its lanes
+  static constexpr int kSummaryBucketPx = 2;  ///< pixels per bucket of the summary lanes
   static constexpr int kLabelWidth = 190;
   static constexpr int kRulerHeight = 22;
   static constexpr int kRowHeight = 18;
@@ -62,6 +85,8 @@ class ProfileTimeline : public QWidget {
   void stepSelected(std::int64_t step);
   void kernelSelected(const QString& name);
   void collectiveSelected(const QString& op);
+  /// A click on a summary lane: the rank of that bucket farthest from the median (a straggler candidate).
+  void rankPicked(int rank);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -77,6 +102,9 @@ class ProfileTimeline : public QWidget {
   void paintRuler(QPainter& painter);
   void paintRow(QPainter& painter, const TimelineRow& row, int top);
   void paintCounter(QPainter& painter, const TimelineRow& row, int top);
+  void paintSummary(QPainter& painter, int lane, int top);
+  void layoutLanes();
+  int bucketAt(int x) const;
   void paintSelection(QPainter& painter);
   QColor colorOf(const TimelineItem& item) const;
   bool selected(const TimelineItem& item) const;
@@ -84,7 +112,11 @@ class ProfileTimeline : public QWidget {
   void selectAt(const QPoint& pos);
 
   std::shared_ptr<const ProfileData> data_;
-  std::vector<int> row_tops_;  ///< y of each row's top, then the bottom
+  std::vector<int> row_tops_;  ///< y of each lane's top, then the bottom
+  std::optional<std::vector<int>> shown_ranks_;
+  std::vector<int> lanes_;               ///< data_->rows indices drawn after the summary lanes
+  std::vector<const RankBusy*> summary_;  ///< the ranks the summary lanes reduce
+  BusySummary last_summary_;
   profiler::ProfileSelection selection_;
   double view_start_ = 0;
   double view_end_ = 1;

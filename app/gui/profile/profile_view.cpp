@@ -7,6 +7,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
@@ -24,6 +25,7 @@
 #include "app/gui/profile/profile_panes.hpp"
 #include "app/gui/profile/profile_timeline.hpp"
 #include "app/gui/common/rows_table_model.hpp"
+#include "sessions/rank_selection.hpp"
 
 namespace shardscope::gui {
 namespace {
@@ -127,8 +129,55 @@ QWidget* ProfileView::buildTimeline() {
   auto* layout = new QVBoxLayout(tab);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(bar);
+  layout->addWidget(buildRankFilter());
   layout->addWidget(scroll, 1);
   return tab;
+}
+
+QWidget* ProfileView::buildRankFilter() {
+  auto* box = new QWidget;
+  rank_filter_ = new QLineEdit;
+  rank_filter_->setPlaceholderText(tr("all ranks (e.g. 0-7,12 or node3)"));
+  rank_filter_->setToolTip(tr("Ranks drawn with their own lanes: ranks, ranges and host names, separated by commas, "
+                              "as the Sessions page's heat map takes them. The other profiled ranks are summarized "
+                              "in the two lanes on top."));
+  rank_filter_->setClearButtonEnabled(true);
+  rank_error_ = new QLabel;
+  rank_error_->setWordWrap(true);
+  rank_error_->setStyleSheet("color: #c0392b");
+  rank_error_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  rank_error_->hide();
+  auto* row = new QHBoxLayout;
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(new QLabel(tr("Ranks with lanes")));
+  row->addWidget(rank_filter_, 1);
+  auto* layout = new QVBoxLayout(box);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(row);
+  layout->addWidget(rank_error_);
+  connect(rank_filter_, &QLineEdit::editingFinished, this, [this] { setRankFilter(rank_filter_->text()); });
+  connect(timeline_, &ProfileTimeline::rankPicked, this, [this](int rank) {
+    const QString text = rank_filter_->text().trimmed();
+    setRankFilter(text.isEmpty() ? QString::number(rank) : text + "," + QString::number(rank));
+  });
+  return box;
+}
+
+bool ProfileView::setRankFilter(const QString& text) {
+  rank_filter_->setText(text);
+  if (!data_) return false;
+  try {
+    const std::string filter = text.trimmed().toStdString();
+    const auto ranks = sessions::parse_rank_selection(filter, data_->rank_infos);
+    timeline_->setShownRanks(filter.empty() || filter == "all" ? std::nullopt : std::optional<std::vector<int>>(ranks));
+    rank_error_->hide();
+    showHeader();
+    return true;
+  } catch (const std::exception& e) {
+    rank_error_->setText(QString::fromStdString(e.what()));
+    rank_error_->show();
+    return false;
+  }
 }
 
 QTableView* ProfileView::addTable(RowsTableModel* model, const QString& export_name) {
@@ -225,6 +274,9 @@ void ProfileView::load(const SessionRef& session) {
 void ProfileView::show(std::shared_ptr<const ProfileData> data) {
   data_ = std::move(data);
   timeline_->setData(data_);
+  const auto& shown = timeline_->shownRanks();
+  rank_filter_->setText(shown ? QString::fromStdString(sessions::format_rank_selection(*shown)) : QString());
+  rank_error_->hide();
   selection_ = {};
   shown_ = {{}, data_->analyses, data_->records ? profiler::summarize_collectives(data_->records->comms)
                                                 : std::vector<sessions::CommOpStat>{}};
@@ -282,6 +334,9 @@ void ProfileView::showHeader() {
                        .arg(QString::fromStdString(format_duration_ns(double(data_->end_ns - data_->start_ns))))
                        .arg(data_->analyses.has_profiled_window ? QString()
                                                                 : tr(" (no GPU activity: steps and timers only)")));
+  if (const int others = static_cast<int>(timeline_->summaryRanks().size()))
+    header_->setText(header_->text() + tr("; lanes for ranks %1, the other %2 profiled ranks summarized on top")
+                                           .arg(rank_filter_->text().toHtmlEscaped()).arg(others));
   selection_label_->setText(tr("Selection: <b>%1</b> &nbsp; <code>%2</code>")
                                 .arg(QString::fromStdString(profiler::describe_selection(selection_, data_->origin_ns)).toHtmlEscaped(),
                                      cliCommand().toHtmlEscaped()));

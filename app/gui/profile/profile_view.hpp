@@ -16,6 +16,7 @@
 
 class QCustomPlot;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QTabWidget;
 class QTableView;
@@ -53,6 +54,12 @@ class ProfileView : public QWidget {
   /// The analyses the panes show now (of the selection).
   const SelectionAnalyses& shown() const { return shown_; }
   ProfileTimeline* timeline() const { return timeline_; }
+  /// The timeline's rank filter (sessions::parse_rank_selection: "0-7,12", "node3"; empty: every
+  /// rank) and the line under it that says why a filter was refused.
+  QLineEdit* rankFilter() const { return rank_filter_; }
+  QLabel* rankFilterError() const { return rank_error_; }
+  /// Shows lanes for the ranks `text` names; false (the lanes kept, the reason shown) when it is bad.
+  bool setRankFilter(const QString& text);
   RowsTableModel* kernelsModel() const { return kernels_; }
   QTableView* kernelsView() const { return kernels_view_; }
   RowsTableModel* collectivesModel() const { return collectives_; }
@@ -75,6 +82,7 @@ class ProfileView : public QWidget {
 
  private:
   QWidget* buildTimeline();
+  QWidget* buildRankFilter();
   QWidget* buildPanes();
   QTableView* addTable(RowsTableModel* model, const QString& export_name);
   QWidget* chartAndTable(QCustomPlot* chart, RowsTableModel* model, const QString& export_name);
@@ -86,6 +94,8 @@ class ProfileView : public QWidget {
   QLabel* header_ = nullptr;
   QLabel* selection_label_ = nullptr;
   ProfileTimeline* timeline_ = nullptr;
+  QLineEdit* rank_filter_ = nullptr;
+  QLabel* rank_error_ = nullptr;
   QTabWidget* panes_ = nullptr;
   RowsTableModel *kernels_ = nullptr, *collectives_ = nullptr, *overlap_ = nullptr, *phases_ = nullptr,
                  *idle_ = nullptr, *stragglers_ = nullptr;
