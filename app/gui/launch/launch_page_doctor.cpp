@@ -27,8 +27,7 @@ void LaunchPage::onBannerLink(const QString& link) {
   std::int64_t step = -1;
   if (!parse_doctor_link(link.toStdString(), is_log, rank, step)) return;
   if (!is_log) return focusRank(rank, step);
-  const int index = console_->rankBox()->findData(rank);
-  if (index >= 0) console_->rankBox()->setCurrentIndex(index);
+  console_->setRankFilter(QString::number(rank));
   watch_tabs_->setCurrentWidget(console_);
 }
 

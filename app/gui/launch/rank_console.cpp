@@ -10,7 +10,28 @@
 #include <QScrollBar>
 #include <QVBoxLayout>
 
+#include "sessions/rank_selection.hpp"
+
 namespace shardscope::gui {
+
+namespace {
+
+// The console's rank filter: parse_rank_selection's items, and `launcher` (or `launch`, as its lines
+// are labelled) for the launcher's own lines.
+std::optional<std::set<int>> console_ranks(const QString& text, const std::vector<sessions::RankInfo>& ranks) {
+  const QString whole = text.trimmed();
+  if (whole.isEmpty() || whole == "all") return std::nullopt;
+  std::set<int> out;
+  QStringList rest;
+  for (const QString& item : whole.split(','))
+    if (const QString word = item.trimmed().toLower(); word == "launcher" || word == "launch") out.insert(-1);
+    else rest << item;
+  if (!rest.isEmpty())
+    for (const int r : sessions::parse_rank_selection(rest.join(',').toStdString(), ranks)) out.insert(r);
+  return out;
+}
+
+}  // namespace
 
 const char* line_level_name(LineLevel level) {
   switch (level) {
@@ -66,8 +87,8 @@ QVariant RankLogModel::data(const QModelIndex& index, int role) const {
 
 RankLogFilter::RankLogFilter(QObject* parent) : QSortFilterProxyModel(parent) {}
 
-void RankLogFilter::setRank(std::optional<int> rank) {
-  rank_ = rank;
+void RankLogFilter::setRanks(std::optional<std::set<int>> ranks) {
+  ranks_ = std::move(ranks);
   invalidateFilter();
 }
 
@@ -83,7 +104,7 @@ void RankLogFilter::setSearch(const QString& text) {
 
 bool RankLogFilter::filterAcceptsRow(int source_row, const QModelIndex&) const {
   const QModelIndex index = sourceModel()->index(source_row, 0);
-  if (rank_ && index.data(RankLogModel::kRankRole).toInt() != *rank_) return false;
+  if (ranks_ && !ranks_->count(index.data(RankLogModel::kRankRole).toInt())) return false;
   if (index.data(RankLogModel::kLevelRole).toInt() < static_cast<int>(min_level_)) return false;
   return search_.isEmpty() || index.data().toString().contains(search_, Qt::CaseInsensitive);
 }
@@ -97,9 +118,17 @@ RankConsole::RankConsole(QWidget* parent) : QWidget(parent) {
   view_->setUniformItemSizes(true);  // 200k lines stay fast to lay out
   view_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
-  rank_ = new QComboBox;
-  rank_->setToolTip(tr("Show the lines of one rank, or of the launcher"));
-  rank_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "worker-12:15" across hosts, not "worker-1"
+  rank_ = new QLineEdit;
+  rank_->setPlaceholderText(tr("all ranks (0-7,12, node3, launcher)"));
+  rank_->setToolTip(tr("Show the lines of these ranks: ranks, ranges and host names separated by commas, as the "
+                       "Sessions page's heat map takes them, and 'launcher' for the launcher's own lines"));
+  rank_->setClearButtonEnabled(true);
+  rank_->setMinimumWidth(rank_->fontMetrics().horizontalAdvance(rank_->placeholderText()) + 40);
+  rank_error_ = new QLabel;
+  rank_error_->setWordWrap(true);
+  rank_error_->setStyleSheet("color: #c0392b");
+  rank_error_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  rank_error_->hide();
   setWorldSize(1);
   level_ = new QComboBox;
   for (auto level : {LineLevel::kDebug, LineLevel::kInfo, LineLevel::kWarning, LineLevel::kError})
@@ -107,21 +136,22 @@ RankConsole::RankConsole(QWidget* parent) : QWidget(parent) {
   search_ = new QLineEdit;
   search_->setPlaceholderText(tr("Search the logs"));
   search_->setClearButtonEnabled(true);
-  connect(rank_, &QComboBox::currentIndexChanged, this, [this] {
-    const QVariant v = rank_->currentData();
-    filter_->setRank(v.isValid() ? std::optional<int>(v.toInt()) : std::nullopt);
-  });
+  // A filter that parses applies as it is typed; a bad one is named when the field is left (Enter),
+  // not while "0-" is on its way to "0-7".
+  connect(rank_, &QLineEdit::textEdited, this, [this](const QString& text) { applyRankFilter(text, false); });
+  connect(rank_, &QLineEdit::editingFinished, this, [this] { applyRankFilter(rank_->text(), true); });
   connect(level_, &QComboBox::currentIndexChanged, this,
           [this] { filter_->setMinLevel(static_cast<LineLevel>(level_->currentData().toInt())); });
   connect(search_, &QLineEdit::textChanged, filter_, &RankLogFilter::setSearch);
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("Logs")));
-  bar->addWidget(rank_);
+  bar->addWidget(rank_, 1);
   bar->addWidget(level_);
-  bar->addWidget(search_, 1);
+  bar->addWidget(search_, 2);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(bar);
+  layout->addWidget(rank_error_);
   layout->addWidget(view_, 1);
 }
 
@@ -135,8 +165,25 @@ void RankConsole::append(const ConsoleLine& line) {
 
 void RankConsole::clear() { model_->clear(); }
 
+bool RankConsole::setRankFilter(const QString& text) {
+  rank_->setText(text);
+  return applyRankFilter(text, true);
+}
+
+bool RankConsole::applyRankFilter(const QString& text, bool show_error) {
+  try {
+    filter_->setRanks(console_ranks(text, ranks_));
+    rank_error_->hide();
+    return true;
+  } catch (const std::exception& e) {
+    rank_error_->setText(QString::fromStdString(e.what()) + tr(" (or 'launcher' for the launcher's lines)"));
+    rank_error_->setVisible(show_error);
+    return false;
+  }
+}
+
 void RankConsole::resetFilters() {
-  rank_->setCurrentIndex(0);
+  setRankFilter({});
   level_->setCurrentIndex(0);
   search_->clear();
 }
@@ -144,16 +191,12 @@ void RankConsole::resetFilters() {
 void RankConsole::setWorldSize(int world_size) { setRanks(world_size, {}); }
 
 void RankConsole::setRanks(int world_size, const std::map<int, std::string>& hosts) {
-  const QVariant keep = rank_->currentData();
-  QSignalBlocker block(rank_);
-  rank_->clear();
-  rank_->addItem(tr("all ranks"));
-  rank_->addItem(tr("launcher"), -1);
+  ranks_.clear();
   for (int r = 0; r < world_size; ++r) {
     const auto host = hosts.find(r);
-    rank_->addItem(QString::fromStdString(rank_label(r, host == hosts.end() ? std::string() : host->second)), r);
+    ranks_.push_back({r, 0, host == hosts.end() ? std::string() : host->second, 0, {}});
   }
-  rank_->setCurrentIndex(std::max(0, rank_->findData(keep)));
+  applyRankFilter(rank_->text(), !rank_->text().trimmed().isEmpty());
 }
 
 }  // namespace shardscope::gui

@@ -4,6 +4,7 @@
 // all_reduce and its sequence number as the faulted rank printed them, and the step; its links
 // must filter the log to rank 2 and show rank 2's curves around step 3.
 #include <QComboBox>
+#include <QLineEdit>
 #include <QFile>
 #include <QLabel>
 #include <QPushButton>
@@ -114,7 +115,8 @@ class LaunchDoctorBannerTest : public QObject {
 
     // The log link: rank 2's lines only, the Logs tab shown.
     emit page.banner()->linkActivated("shardscope-log:2");
-    QCOMPARE(page.console()->rankBox()->currentData().toInt(), 2);
+    QCOMPARE(page.console()->rankField()->text(), QString("2"));
+    QCOMPARE(page.console()->filter()->ranks(), (std::optional<std::set<int>>(std::set<int>{2})));
     QVERIFY(page.console()->isVisible());
     // The curve link: the view paused on steps around 3, rank 2's curve bold.
     emit page.banner()->linkActivated("shardscope-curve:2@3");

@@ -249,13 +249,15 @@ class LaunchHostsTest : public QObject {
     // The console shows and filters by host:rank.
     RankConsole console;
     console.setRanks(4, facts.rank_hosts);
-    QCOMPARE(console.rankBox()->itemText(console.rankBox()->findData(3)), QString("worker-1:3"));
     console.append(parse_console_line("[worker-1:3] boom", true));
     console.append(parse_console_line("[worker-0:0] fine", false));
     QCOMPARE(console.filter()->index(0, 0).data().toString(), QString("[worker-1:3] boom"));
-    console.rankBox()->setCurrentIndex(console.rankBox()->findData(0));
+    QVERIFY(console.setRankFilter("0"));
     QCOMPARE(console.filter()->rowCount(), 1);
     QCOMPARE(console.filter()->index(0, 0).data().toString(), QString("[worker-0:0] fine"));
+    QVERIFY(console.setRankFilter("worker-1"));  // a host: its ranks' lines
+    QCOMPARE(console.filter()->rowCount(), 1);
+    QCOMPARE(console.filter()->index(0, 0).data().toString(), QString("[worker-1:3] boom"));
   }
 };
 
