@@ -27,6 +27,10 @@ class QSpinBox;
 class QTabWidget;
 class QTableView;
 
+namespace shardscope::diagnosis {
+struct FindingRow;
+}
+
 namespace shardscope::gui {
 
 class DiffTableModel;
@@ -148,6 +152,7 @@ class SessionsPage : public QWidget {
   QWidget* buildTrendTab();
   QWidget* buildFindingsTab();
   void showFindings();
+  void showFindingsNote(int errors, const std::vector<diagnosis::FindingRow>& rows, std::size_t sessions);
   void readFindings();
   void onFindingsRead();
   // sessions_page_ranks.cpp: many-rank sessions.

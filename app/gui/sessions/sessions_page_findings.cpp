@@ -1,6 +1,9 @@
 // The Sessions page's Findings tab: the run doctor's findings of every compared session (what
 // `sessions show` lists: stored by the launcher or `watch`, and found in the steps, timers and
 // collective marks), coloured by severity; a double-click shows the finding's steps in the curves.
+// With two or more sessions each later session's findings are marked against the baseline (the
+// first) as `sessions compare` marks them (diagnosis::compare_findings): kept, new, and gone rows
+// for the baseline's findings the later session no longer has; the marks colour the rows.
 #include <algorithm>
 
 #include <QHeaderView>
@@ -13,6 +16,7 @@
 #include "app/gui/common/gui_export.hpp"
 #include "app/gui/sessions/sessions_page.hpp"
 #include "app/gui/sessions/verdict_models.hpp"
+#include "diagnosis/findings_compare.hpp"
 #include "sessions/display_text.hpp"
 
 namespace shardscope::gui {
@@ -38,13 +42,23 @@ std::string ranks_text(const ss::Finding& f) {
   return out;
 }
 
-TableRow finding_row(const std::string& session, const ss::Finding& f) {
+RowTone tone_of(diagnosis::FindingChange change, const ss::Finding& f) {
+  switch (change) {
+    case diagnosis::FindingChange::kNew: return RowTone::kRegression;
+    case diagnosis::FindingChange::kGone: return RowTone::kImprovement;
+    case diagnosis::FindingChange::kKept: return RowTone::kWithinThreshold;
+    default: return tone_of(f);
+  }
+}
+
+// `mark` is "" for a session shown alone, else finding_change_name's word.
+TableRow finding_row(const std::string& session, const std::string& mark, const ss::Finding& f) {
   const auto shown = [](const std::string& text) { return ss::escape_control_characters(text); };
   TableRow row;
-  for (const std::string& text : {session, f.severity, shown(f.kind), steps_text(f), ranks_text(f), shown(f.summary),
+  for (const std::string& text : {session, mark, f.severity, shown(f.kind), steps_text(f), ranks_text(f), shown(f.summary),
                                   shown(f.suggested_fix)})
     row.cells.push_back(TableCell{text, std::nullopt});
-  if (f.first_step >= 0) row.cells[3].value = static_cast<double>(f.first_step);
+  if (f.first_step >= 0) row.cells[4].value = static_cast<double>(f.first_step);
   row.tone = tone_of(f);
   row.tooltip = shown(f.summary + (f.evidence.empty() ? "" : "\n\n" + f.evidence) +
                       (f.suggested_fix.empty() ? "" : "\n\nfix: " + f.suggested_fix));
@@ -55,7 +69,7 @@ TableRow finding_row(const std::string& session, const ss::Finding& f) {
 
 QWidget* SessionsPage::buildFindingsTab() {
   findings_model_ = new TextTableModel(this);
-  findings_model_->setToneColumn(1);
+  findings_model_->setToneColumn(2);
   auto* view = new QTableView;
   view->setObjectName("findings_table");
   view->setModel(findings_model_);
@@ -106,26 +120,51 @@ void SessionsPage::onFindingsRead() {
 
 void SessionsPage::showFindings() {
   TextTable table;
-  table.headers = {"session", "severity", "kind", "steps", "ranks", "summary", "fix"};
+  table.headers = {"session", "vs baseline", "severity", "kind", "steps", "ranks", "summary", "fix"};
   finding_rows_.clear();
   int errors = 0;
-  for (std::size_t s = 0; s < comparison_.findings.size() && s < comparison_.sessions.size(); ++s)
-    for (const auto& f : comparison_.findings[s]) {
-      table.rows.push_back(finding_row(comparison_.sessions[s].label, f));
+  const std::size_t sessions = std::min(comparison_.findings.size(), comparison_.sessions.size());
+  const bool compared = sessions > 1;
+  const auto rows = diagnosis::compare_findings({comparison_.findings.begin(), comparison_.findings.begin() + std::ptrdiff_t(sessions)});
+  for (std::size_t s = 0; s < sessions; ++s)
+    for (const auto& r : rows) {
+      const diagnosis::FindingChange change = r.changes[s];
+      if (change == diagnosis::FindingChange::kAbsent) continue;
+      // A gone row shows the baseline's finding: what this session no longer has.
+      const ss::Finding& f = change == diagnosis::FindingChange::kGone ? *r.cells.front() : *r.cells[s];
+      TableRow row = finding_row(comparison_.sessions[s].label, compared ? diagnosis::finding_change_name(change) : "", f);
+      if (compared) row.tone = tone_of(change, f);
+      table.rows.push_back(std::move(row));
       finding_rows_.push_back(f);
-      errors += f.severity == "error";
+      errors += f.severity == "error" && change != diagnosis::FindingChange::kGone;
     }
+  findings_model_->setToneColumn(compared ? 1 : 2);
   findings_model_->setTable(std::move(table));
-  findings_note_->setText(finding_rows_.empty()
-                              ? tr("No findings: the run doctor saw no hang, straggler, numerics problem, OOM or failed "
-                                   "start in these sessions.")
-                              : tr("%1 %2, %3 of them %4. Double-click one to see its steps in the curves.")
-                                    .arg(finding_rows_.size())
-                                    .arg(finding_rows_.size() == 1 ? tr("finding") : tr("findings"))
-                                    .arg(errors)
-                                    .arg(errors == 1 ? tr("an error") : tr("errors")));
-  for (const auto& why : comparison_.findings_errors)
-    findings_note_->setText(findings_note_->text() + "\n" + tr("Not read: %1").arg(QString::fromStdString(why)));
+  showFindingsNote(errors, rows, sessions);
+}
+
+void SessionsPage::showFindingsNote(int errors, const std::vector<diagnosis::FindingRow>& rows, std::size_t sessions) {
+  const auto count = [&](diagnosis::FindingChange change) {
+    return std::count_if(rows.begin(), rows.end(), [&](const auto& r) {
+      return std::find(r.changes.begin() + 1, r.changes.end(), change) != r.changes.end();
+    });
+  };
+  QString text = finding_rows_.empty()
+                     ? tr("No findings: the run doctor saw no hang, straggler, numerics problem, OOM or failed "
+                          "start in these sessions.")
+                     : tr("%1 %2, %3 of them %4. Double-click one to see its steps in the curves.")
+                           .arg(finding_rows_.size())
+                           .arg(finding_rows_.size() == 1 ? tr("finding") : tr("findings"))
+                           .arg(errors)
+                           .arg(errors == 1 ? tr("an error") : tr("errors"));
+  if (sessions > 1 && !finding_rows_.empty())
+    text += " " + tr("Against the baseline (the first session), as sessions compare marks them: %1 kept, %2 new, %3 gone "
+                     "(a finding is the same when its kind and ranks agree).")
+                      .arg(count(diagnosis::FindingChange::kKept))
+                      .arg(count(diagnosis::FindingChange::kNew))
+                      .arg(count(diagnosis::FindingChange::kGone));
+  for (const auto& why : comparison_.findings_errors) text += "\n" + tr("Not read: %1").arg(QString::fromStdString(why));
+  findings_note_->setText(text);
 }
 
 void SessionsPage::openFinding(int row) {

@@ -16,6 +16,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
+#include <QRegularExpression>
 #include <QTimer>
 #include <QSettings>
 #include <QSignalSpy>
@@ -34,6 +35,7 @@
 #include "app/gui/sessions/session_catalog_model.hpp"
 #include "app/gui/sessions/sessions_page.hpp"
 #include "app/gui/sessions/verdict_models.hpp"
+#include "diagnosis/findings_compare.hpp"
 #include "diagnosis/stored_session.hpp"
 #include "sessions/session_reader.hpp"
 #include "sessions/store.hpp"
@@ -161,16 +163,17 @@ class SessionsPageTest : public QObject {
     QTRY_COMPARE(model->rowCount(), static_cast<int>(expected.size()));  // read after the curves
     QVERIFY(model->rowCount() >= 2);
     QStringList kinds;
-    for (int r = 0; r < model->rowCount(); ++r) kinds << model->index(r, 2).data().toString();
+    for (int r = 0; r < model->rowCount(); ++r) kinds << model->index(r, 3).data().toString();
     QVERIFY2(kinds.contains("straggler") && kinds.contains("nan_loss"), qPrintable(kinds.join(",")));
     const int nan_row = static_cast<int>(kinds.indexOf("nan_loss"));
-    QCOMPARE(model->index(nan_row, 1).data().toString(), QString("error"));
-    QCOMPARE(model->index(nan_row, 3).data().toString(), QString("35"));
-    QCOMPARE(model->index(nan_row, 4).data().toString(), QString("0"));
+    QCOMPARE(model->index(nan_row, 1).data().toString(), QString());  // one session: nothing to mark against
+    QCOMPARE(model->index(nan_row, 2).data().toString(), QString("error"));
+    QCOMPARE(model->index(nan_row, 4).data().toString(), QString("35"));
+    QCOMPARE(model->index(nan_row, 5).data().toString(), QString("0"));
     QVERIFY(model->index(nan_row, 0).data(Qt::ToolTipRole).toString().contains("fix: look at node-a"));
     // Straggler: steps 12-30, shown with 18 steps on each side (none before step 0).
     const int straggler_row = static_cast<int>(kinds.indexOf("straggler"));
-    QCOMPARE(model->index(straggler_row, 3).data().toString(), QString("12-30"));
+    QCOMPARE(model->index(straggler_row, 4).data().toString(), QString("12-30"));
     page.showTab("Findings");
     page.openFinding(straggler_row);
     auto* step_time = page.chart("step_time_ms");
@@ -178,6 +181,59 @@ class SessionsPageTest : public QObject {
     QCOMPARE(step_time->xAxis->range().lower, 0.0);
     QCOMPARE(step_time->xAxis->range().upper, 48.0);
     QVERIFY(step_time->isVisible() || !page.isVisible());
+  }
+
+  // Two compared sessions: the later one's findings marked kept / new / gone against the baseline,
+  // exactly as diagnosis::compare_stored_findings (`sessions compare`) marks them.
+  void findingsMarkedAgainstTheBaseline() {
+    const QString file = dir_.filePath("findings_compare.db");
+    ss::Finding straggler;
+    straggler.kind = "straggler";
+    straggler.severity = "warning";
+    straggler.first_step = 12;
+    straggler.last_step = 30;
+    straggler.ranks = {1};
+    straggler.summary = "node-a:1 is slower than its peers";
+    ss::Finding nan = straggler;
+    nan.kind = "nan_loss";
+    nan.severity = "error";
+    nan.ranks = {0};
+    ss::Finding oom = nan;
+    oom.kind = "oom";
+    testing::RunSpec first{"findings-first", 2, 40, 100, 8};
+    testing::RunSpec second{"findings-second", 2, 40, 100, 8};
+    first.findings = {straggler, nan};
+    second.findings = {straggler, oom};
+    testing::write_sessions(file, {first, second});
+    SessionsPage page;
+    compareByName(page, file, {"findings-first", "findings-second"});
+    const auto& sessions = page.comparison().sessions;
+    QCOMPARE(sessions.size(), std::size_t(2));
+    ss::Store store = reader(file);
+    const auto rows = shardscope::diagnosis::compare_stored_findings(store, {sessions[0].id, sessions[1].id});
+    // The library's marks, row by row as the tab lists them: per session, in the library's order.
+    QStringList expected;
+    for (std::size_t s = 0; s < 2; ++s)
+      for (const auto& r : rows)
+        if (r.changes[s] != shardscope::diagnosis::FindingChange::kAbsent)
+          expected << QString::fromStdString(sessions[s].label + " | " + shardscope::diagnosis::finding_change_name(r.changes[s]) + " | " + r.kind);
+    auto* model = page.findingsModel();
+    QTRY_COMPARE(model->rowCount(), static_cast<int>(expected.size()));
+    QStringList shown;
+    for (int r = 0; r < model->rowCount(); ++r)
+      shown << QStringList{model->index(r, 0).data().toString(), model->index(r, 1).data().toString(),
+                           model->index(r, 3).data().toString()}.join(" | ");
+    QCOMPARE(shown, expected);
+    // What the fixtures make of it: the straggler kept, the baseline's own failure gone, the other new.
+    const bool first_is_baseline = sessions[0].label.rfind("findings-first", 0) == 0;
+    const QString later = QString::fromStdString(sessions[1].label);
+    QVERIFY2(shown.contains(later + " | kept | straggler"), qPrintable(shown.join("\n")));
+    QVERIFY2(shown.contains(later + (first_is_baseline ? " | gone | nan_loss" : " | gone | oom")), qPrintable(shown.join("\n")));
+    QVERIFY2(shown.contains(later + (first_is_baseline ? " | new | oom" : " | new | nan_loss")), qPrintable(shown.join("\n")));
+    const int gone = static_cast<int>(shown.indexOf(QRegularExpression(".* \\| gone \\| .*")));
+    QCOMPARE(model->index(gone, 1).data(TextTableModel::kToneRole).toInt(), static_cast<int>(RowTone::kImprovement));
+    QVERIFY2(page.findChild<QLabel*>("findings_note")->text().contains("1 kept, 1 new, 1 gone"),
+             qPrintable(page.findChild<QLabel*>("findings_note")->text()));
   }
 
   void compareTwoSessionsEqualsLibrary() {
