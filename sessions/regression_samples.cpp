@@ -5,6 +5,9 @@
 
 #include "sessions/errors.hpp"
 #include "sessions/profile_reader.hpp"
+#include "sessions/sqlite_db.hpp"
+#include "sessions/store.hpp"
+#include "sessions/store_stats.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -16,9 +19,20 @@ std::vector<CurvePoint> from_step(const std::vector<CurvePoint>& points, std::in
   return out;
 }
 
+// The same from comm_stats (schema 10): the slowest rank's summed latency is kept per op and step.
+std::map<std::string, std::vector<CurvePoint>> comm_stat_series(Store& store, std::int64_t id, std::int64_t first_step) {
+  Statement s(store.db(), "SELECT op, step, slowest_rank_us FROM comm_stats WHERE session_id = ? AND step >= ? "
+                          "ORDER BY op, step");
+  s.bind(1, id).bind(2, first_step);
+  std::map<std::string, std::vector<CurvePoint>> out;
+  while (s.step()) out["comm:" + s.text(0)].push_back({s.int64(1), s.real(2) / 1000.0, 0});
+  return out;
+}
+
 // Time in each collective per step: per rank the sum of its records' latencies, then the slowest
 // rank (the step waits for it), in ms.
 std::map<std::string, std::vector<CurvePoint>> comm_series(Store& store, std::int64_t id, std::int64_t first_step) {
+  if (has_stats(store)) return comm_stat_series(store, id, first_step);
   std::map<std::string, std::map<std::int64_t, std::map<int, double>>> us;  // op -> step -> rank -> us
   for (const auto& r : load_comm_records(store, id))
     if (r.step >= first_step) us[r.op][r.step][r.rank] += r.latency_us;

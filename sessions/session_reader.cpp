@@ -8,6 +8,7 @@
 #include "sessions/errors.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
+#include "sessions/store_stats.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -269,10 +270,25 @@ SessionDetail load_session(Store& store, std::int64_t session_id) {
   return d;
 }
 
+namespace {
+
+// The per-step aggregate over ranks of one steps column from step_stats (schema 10): one row a step.
+std::string step_stats_curve_sql(const MetricColumn& m, RankAggregate aggregate) {
+  const std::string c = m.column;
+  const std::string value = aggregate == RankAggregate::kMean  ? c + "_sum / " + c + "_n"
+                            : aggregate == RankAggregate::kSum ? c + "_sum"
+                            : aggregate == RankAggregate::kMax ? c + "_max"
+                                                               : c + "_min";
+  return "SELECT step, " + value + ", " + c + "_wall FROM step_stats WHERE session_id = ?1 AND " + c +
+         "_n > 0 ORDER BY step";
+}
+
+}  // namespace
+
 std::vector<CurvePoint> load_curve(Store& store, std::int64_t session_id, Metric metric, std::optional<int> rank,
                                    std::optional<RankAggregate> aggregate) {
   const auto& m = column_of(metric);
-  const std::string sql = std::string("SELECT step, ") + sql_aggregate(aggregate.value_or(m.aggregate)) + "(" +
+  const std::string sql = !rank && has_stats(store) ? step_stats_curve_sql(m, aggregate.value_or(m.aggregate)) : std::string("SELECT step, ") + sql_aggregate(aggregate.value_or(m.aggregate)) + "(" +
                           m.column + "), MAX(wall_time) FROM steps" + (rank ? " INDEXED BY steps_by_rank" : "") +
                           " WHERE session_id = ?1 AND " + m.column +
                           " IS NOT NULL" + (rank ? " AND rank = ?2" : "") + " GROUP BY step ORDER BY step";
@@ -311,6 +327,7 @@ std::vector<std::string> load_timer_names(Store& store, std::int64_t session_id)
 }
 
 std::vector<CurvePoint> load_timer_curve(Store& store, std::int64_t session_id, const std::string& timer) {
+  if (has_stats(store)) return named_curve(store, "timer_stats", "max", session_id, timer);
   return named_curve(store, "timers", "MAX(ms)", session_id, timer);
 }
 
@@ -349,7 +366,7 @@ std::vector<NvtxRange> load_nvtx(Store& store, std::int64_t session_id, int rank
   Statement s(store.db(), "SELECT n.text, r.domain, r.start_ns, r.end_ns, r.device, r.stream, r.step, sh.text, "
                           "r.external_id, r.sequence_number, r.forward_thread_id, r.forward_op_id "
                           "FROM nvtx_ranges r JOIN names n ON n.id = r.name_id LEFT JOIN names sh ON sh.id = r.shapes_id "
-                          "WHERE r.session_id = ? AND r.rank = ? ORDER BY r.start_ns");
+                          "WHERE r.session_id = ? AND r.rank = ? ORDER BY r.start_ns, r.end_ns DESC");
   s.bind(1, session_id).bind(2, rank);
   std::vector<NvtxRange> out;
   while (s.step()) {
@@ -380,10 +397,15 @@ std::vector<LogLine> load_logs(Store& store, std::int64_t session_id, std::optio
 std::size_t delete_sessions(Store& store, const std::vector<std::int64_t>& session_ids) {
   static const char* kTables[] = {"steps", "timers",       "comms",  "activities",     "nvtx_ranges", "logs",
                                   "ranks", "session_tags", "series", "comm_summaries", "hosts"};
+  static const char* kStatsTables[] = {"step_stats", "rank_stats", "timer_stats", "comm_stats"};
   SqliteDb& db = store.db();
   Transaction transaction(db);
   std::size_t deleted = 0;
   for (const auto id : session_ids) {
+    for (const char* table : kStatsTables) {
+      Statement s(db, (std::string("DELETE FROM ") + table + " WHERE session_id = ?").c_str());
+      s.bind(1, id).run();
+    }
     for (const char* table : kTables) {
       Statement s(db, (std::string("DELETE FROM ") + table + " WHERE session_id = ?").c_str());
       s.bind(1, id).run();

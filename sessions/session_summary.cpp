@@ -6,6 +6,7 @@
 #include "sessions/errors.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
+#include "sessions/store_stats.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -48,6 +49,8 @@ void finish_step(const StepAggregate& a, std::int64_t first_timed, SessionSummar
   if (a.tflops_n > 0) series[3].push_back(a.tflops_sum / a.tflops_n);
 }
 
+void finish_series(SessionSummary& s, std::vector<double> (&series)[4]);
+
 // One range scan of the session's rows (the (session_id, step, rank) key) yields every step and
 // memory statistic; a query per statistic would read the 800k rows of a 100k x 8 run each time.
 void summarize_steps(Store& store, std::int64_t id, const SummaryOptions& options, SessionSummary& s) {
@@ -82,6 +85,56 @@ void summarize_steps(Store& store, std::int64_t id, const SummaryOptions& option
   if (current) finish_step(*current, first_timed, s, series);
   for (auto& m : memory)
     if (m.peak_bytes || m.reserved_bytes) s.memory.push_back(m);
+  finish_series(s, series);
+}
+
+// The same from the pre-aggregates (schema 10): one row per step and one per rank.
+void summarize_step_stats(Store& store, std::int64_t id, const SummaryOptions& options, SessionSummary& s) {
+  Statement rows(store.db(), "SELECT step, skipped, step_time_ms_n, step_time_ms_max, samples_per_s_n, "
+                             "samples_per_s_sum, tokens_per_s_n, tokens_per_s_sum, tflops_n, tflops_sum, loss_n, "
+                             "loss_sum FROM step_stats WHERE session_id = ? ORDER BY step");
+  rows.bind(1, id);
+  const std::int64_t first_timed = s.info.first_step.value_or(0) + options.warmup_steps;
+  std::vector<double> series[4];
+  while (rows.step()) {
+    StepAggregate a;
+    a.step = rows.int64(0);
+    a.skipped = rows.int64(1) > 0;
+    if (rows.int64(2) > 0) a.max_ms = rows.real(3);
+    if (rows.int64(4) > 0) a.samples = rows.real(5);
+    if (rows.int64(6) > 0) a.tokens = rows.real(7);
+    a.tflops_n = static_cast<int>(rows.int64(8));
+    if (a.tflops_n > 0) a.tflops_sum = rows.real(9);
+    a.loss_n = static_cast<int>(rows.int64(10));
+    if (a.loss_n > 0) a.loss_sum = rows.real(11);
+    finish_step(a, first_timed, s, series);
+  }
+  Statement ranks(store.db(), "SELECT rank, peak_bytes, reserved_bytes FROM rank_stats WHERE session_id = ? AND "
+                              "(peak_bytes IS NOT NULL OR reserved_bytes IS NOT NULL) ORDER BY rank");
+  ranks.bind(1, id);
+  while (ranks.step())
+    s.memory.push_back({static_cast<int>(ranks.int64(0)), ranks.optional_int64(1), ranks.optional_int64(2)});
+  finish_series(s, series);
+}
+
+void summarize_comm_stats(SqliteDb& db, std::int64_t id, SessionSummary& s) {
+  Statement per_rank(db, "SELECT rank, comm_latency_us, step_time_ms FROM rank_stats WHERE session_id = ? AND "
+                         "comm_records > 0 ORDER BY comm_latency_us DESC, rank LIMIT 1");
+  per_rank.bind(1, id);
+  if (per_rank.step()) {
+    s.comm_time_s = per_rank.real(1) / 1e6;
+    if (auto step_ms = per_rank.optional_real(2); step_ms && *step_ms > 0)
+      s.comm_fraction = *s.comm_time_s / (*step_ms / 1e3);
+  }
+  Statement ops(db, "SELECT op, SUM(count), SUM(bytes), SUM(latency_us), SUM(algbw_sum) / SUM(algbw_n), "
+                    "SUM(busbw_sum) / SUM(busbw_n) FROM comm_stats WHERE session_id = ? GROUP BY op "
+                    "ORDER BY SUM(latency_us) DESC");
+  ops.bind(1, id);
+  while (ops.step())
+    s.comm_ops.push_back({ops.text(0), ops.int64(1), ops.int64(2), ops.real(3) / 1e6, ops.real(4), ops.real(5)});
+}
+
+void finish_series(SessionSummary& s, std::vector<double> (&series)[4]) {
   s.timed_steps = static_cast<std::int64_t>(series[0].size());
   if (!series[0].empty()) {
     s.median_step_ms = percentile(series[0], 0.5);
@@ -129,10 +182,13 @@ void summarize_comm_summaries(SqliteDb& db, std::int64_t id, SessionSummary& s) 
     s.comm_ops.push_back({ops.text(0), ops.int64(1), ops.int64(2), ops.real(3) / 1e3, ops.real(4) / 8, ops.real(5) / 8});
 }
 
-// One scan of the timers key (session_id, name_id, step, rank): per name, per step the slowest rank.
-void summarize_timers(SqliteDb& db, std::int64_t id, SessionSummary& s) {
-  Statement rows(db, "SELECT n.text, t.step_max FROM (SELECT name_id, step, MAX(ms) AS step_max FROM timers "
-                     "WHERE session_id = ? GROUP BY name_id, step) t JOIN names n ON n.id = t.name_id");
+// One scan of the timers key (session_id, name_id, step, rank), or of timer_stats' (session_id,
+// name_id, step): per name, per step the slowest rank.
+void summarize_timers(SqliteDb& db, std::int64_t id, bool stats, SessionSummary& s) {
+  Statement rows(db, stats ? "SELECT n.text, t.max FROM timer_stats t JOIN names n ON n.id = t.name_id "
+                             "WHERE t.session_id = ? ORDER BY t.name_id, t.step"
+                           : "SELECT n.text, t.step_max FROM (SELECT name_id, step, MAX(ms) AS step_max FROM timers "
+                             "WHERE session_id = ? GROUP BY name_id, step) t JOIN names n ON n.id = t.name_id");
   rows.bind(1, id);
   std::string name;
   std::vector<double> ms;
@@ -179,13 +235,16 @@ SessionSummary summarize_session(Store& store, std::int64_t session_id, const Su
   const SessionDetail detail = load_session(store, session_id);
   SessionSummary s;
   s.info = detail.info;
-  summarize_steps(store, session_id, options, s);
+  const bool stats = has_stats(store);  // a read-only older file is summarized from its rows
+  if (stats) summarize_step_stats(store, session_id, options, s);
+  else summarize_steps(store, session_id, options, s);
   if (s.tflops_per_gpu && detail.peak_tflops_per_gpu && *detail.peak_tflops_per_gpu > 0)
     s.mfu = *s.tflops_per_gpu / *detail.peak_tflops_per_gpu;
   SqliteDb& db = store.db();
-  summarize_comms(db, session_id, s);
+  if (stats) summarize_comm_stats(db, session_id, s);
+  else summarize_comms(db, session_id, s);
   if (s.comm_ops.empty()) summarize_comm_summaries(db, session_id, s);
-  summarize_timers(db, session_id, s);
+  summarize_timers(db, session_id, stats, s);
   s.activity_records = count_rows(db, "SELECT COUNT(*) FROM activities WHERE session_id = ?", session_id);
   s.nvtx_ranges = count_rows(db, "SELECT COUNT(*) FROM nvtx_ranges WHERE session_id = ?", session_id);
   s.warning_logs = count_rows(db, "SELECT COUNT(*) FROM logs WHERE session_id = ? AND level = 2", session_id);

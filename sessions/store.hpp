@@ -24,7 +24,7 @@ enum class IntegrityCheck {
 
 struct StoreOpenOptions {
   bool create_if_missing = false;  ///< writers create (Store::open_or_create); readers do not
-  bool read_only = false;          ///< never writes; an older schema is then an error, not upgraded
+  bool read_only = false;          ///< never writes; schema 9 is read as it is, older is an error
   IntegrityCheck integrity = IntegrityCheck::kRefuse;  ///< runs before anything is written
   int busy_timeout_ms = 5000;      ///< how long to wait for another writer's lock
 };

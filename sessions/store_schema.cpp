@@ -3,6 +3,7 @@
 #include "sessions/build_info.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/sqlite_db.hpp"
+#include "sessions/store_stats.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -319,6 +320,13 @@ ALTER TABLE nvtx_ranges ADD COLUMN forward_op_id INTEGER;
 )sql";
 
 void add_cpu_op_details_v9(SqliteDb& db) { db.exec(kSchemaV9); }
+
+// Version 10 adds the pre-aggregates the readers of a 1,024-rank x 10,000-step session need
+// (issue 35; store_stats.hpp), filled here from the file's rows once, then by the writer.
+void add_stats_v10(SqliteDb& db) {
+  db.exec(stats_schema_sql());
+  fill_stats_from_rows(db);
+}
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 void add_session_writer_v5(SqliteDb& db) { db.exec(kSchemaV5); }
@@ -349,6 +357,8 @@ const std::vector<Migration>& schema_migrations() {
       {7, 8, "add the tune runs and their trials (shardscope tune)", add_tune_v8},
       {8, 9, "add the CPU operator details of profiler traces (shapes, ids, forward/backward links) to ranges",
        add_cpu_op_details_v9},
+      {9, 10, "add per-step, per-rank, per-timer and per-collective aggregates (fast reads of large sessions)",
+       add_stats_v10},
   };
   return migrations;
 }

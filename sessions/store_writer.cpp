@@ -1,5 +1,8 @@
 #include "sessions/store_writer.hpp"
 
+#include <sqlite3.h>
+
+#include <functional>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +12,7 @@
 #include "sessions/session_liveness.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
+#include "sessions/store_stats.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -49,8 +53,10 @@ struct StoreWriter::Impl {
                 "ON CONFLICT(session_id, rank) DO UPDATE SET local_rank = excluded.local_rank, "
                 "host = excluded.host, pid = excluded.pid, device = excluded.device"),
         tag(d, "INSERT OR IGNORE INTO session_tags(session_id, tag) VALUES(?, ?)"),
-        step(d, "INSERT OR REPLACE INTO steps VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
-        timer(d, "INSERT OR REPLACE INTO timers(session_id, name_id, step, rank, ms) VALUES(?,?,?,?,?)"),
+        step(d, "INSERT OR IGNORE INTO steps VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        step_again(d, "INSERT OR REPLACE INTO steps VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        timer(d, "INSERT OR IGNORE INTO timers(session_id, name_id, step, rank, ms) VALUES(?,?,?,?,?)"),
+        timer_again(d, "INSERT OR REPLACE INTO timers(session_id, name_id, step, rank, ms) VALUES(?,?,?,?,?)"),
         comm(d, "INSERT INTO comms(session_id, rank, step, op, bytes, latency_us, algbw_gbps, busbw_gbps, "
                 "group_size) VALUES(?,?,?,?,?,?,?,?,?)"),
         activity(d, "INSERT INTO activities(session_id, rank, kind, name_id, start_ns, end_ns, device, stream, "
@@ -74,13 +80,18 @@ struct StoreWriter::Impl {
         finding(d, "INSERT INTO findings(session_id, kind, severity, first_step, last_step, ranks, summary, "
                    "evidence, suggested_fix, found_at) VALUES(?,?,?,?,?,?,?,?,?,?)"),
         find_name(d, "SELECT id FROM names WHERE text = ?"),
-        insert_name(d, "INSERT INTO names(text) VALUES(?)") {}
+        insert_name(d, "INSERT INTO names(text) VALUES(?)"),
+        stats(d) {}
 
   std::int64_t session_id(const std::string& uid);
   std::int64_t name_id(const std::string& text);
   void write_event(std::int64_t session, const Event& event);
   void write_run_start(std::int64_t session, const RunStart& e);
   void write_step(std::int64_t session, const StepMetrics& e);
+  void write_timers(std::int64_t session, const TimerBreakdown& e);
+  /// Runs `insert` (INSERT OR IGNORE); where the key was there, runs `again` (OR REPLACE) with the
+  /// same values. True when the row replaced an earlier one.
+  bool insert_or_replace(Statement& insert, Statement& again, const std::function<void(Statement&)>& bind_row);
   void write_foreign_run_event(std::int64_t session, const Event& event);
   void write_doctor_event(std::int64_t session, const Event& event);
   /// One flight-record row: `m` as entered, with `left_at` (its own, or its leave mark's).
@@ -91,8 +102,10 @@ struct StoreWriter::Impl {
   void write_ranks(std::int64_t session, const std::vector<RankInfo>& ranks);
   void write_exit_codes(std::int64_t session, const std::vector<RankExit>& exits);
 
-  Statement find_session, insert_session, run_start, host, rank, tag, step, timer, comm, activity, nvtx, log,
-      run_end, rank_exit, series, comm_summary, origin, mark, forget_mark, finding, find_name, insert_name;
+  Statement find_session, insert_session, run_start, host, rank, tag, step, step_again, timer, timer_again, comm,
+      activity, nvtx, log, run_end, rank_exit, series, comm_summary, origin, mark, forget_mark, finding, find_name,
+      insert_name;
+  StatsAccumulator stats;  // the pre-aggregates of what this batch writes (store_stats.hpp)
   // Caches of committed ids; cleared when a transaction rolls back, since its ids vanish with it.
   std::unordered_map<std::string, std::int64_t> sessions;
   std::unordered_map<std::string, std::int64_t> names;
@@ -165,11 +178,36 @@ void StoreWriter::Impl::write_host_report(std::int64_t session, const HostReport
   write_exit_codes(session, e.exit_codes);
 }
 
+// A re-sent row (a resumed run reporting a step again) replaces the earlier one, as TensorBoard
+// shows the latest value; the stats of its key are then recomputed instead of added to.
+bool StoreWriter::Impl::insert_or_replace(Statement& insert, Statement& again,
+                                          const std::function<void(Statement&)>& bind_row) {
+  bind_row(insert);
+  insert.run();
+  if (sqlite3_changes(db.handle()) > 0) return false;
+  bind_row(again);
+  again.run();
+  return true;
+}
+
 void StoreWriter::Impl::write_step(std::int64_t session, const StepMetrics& e) {
-  step.bind(1, session).bind(2, e.step).bind(3, e.rank).bind(4, e.wall_time).bind(5, e.step_time_ms)
-      .bind(6, e.loss).bind(7, e.lr).bind(8, e.loss_scale).bind(9, e.grad_norm).bind(10, e.skipped ? 1 : 0)
-      .bind(11, e.samples_per_s).bind(12, e.tokens_per_s).bind(13, e.tflops).bind(14, e.mem_allocated_bytes)
-      .bind(15, e.mem_reserved_bytes).bind(16, e.mem_peak_bytes).run();
+  const bool replaced = insert_or_replace(step, step_again, [&](Statement& s) {
+    s.bind(1, session).bind(2, e.step).bind(3, e.rank).bind(4, e.wall_time).bind(5, e.step_time_ms)
+        .bind(6, e.loss).bind(7, e.lr).bind(8, e.loss_scale).bind(9, e.grad_norm).bind(10, e.skipped ? 1 : 0)
+        .bind(11, e.samples_per_s).bind(12, e.tokens_per_s).bind(13, e.tflops).bind(14, e.mem_allocated_bytes)
+        .bind(15, e.mem_reserved_bytes).bind(16, e.mem_peak_bytes);
+  });
+  stats.add_step(session, e, replaced);
+}
+
+void StoreWriter::Impl::write_timers(std::int64_t session, const TimerBreakdown& e) {
+  for (const auto& t : e.timers) {
+    const std::int64_t name = name_id(t.name);
+    const bool replaced = insert_or_replace(timer, timer_again, [&](Statement& s) {
+      s.bind(1, session).bind(2, name).bind(3, e.step).bind(4, e.rank).bind(5, t.ms);
+    });
+    stats.add_timer(session, name, e.step, t.ms, replaced);
+  }
 }
 
 namespace {
@@ -235,9 +273,9 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
   if (const auto* e = std::get_if<RunStart>(&event)) return write_run_start(session, *e);
   if (const auto* e = std::get_if<StepMetrics>(&event)) return write_step(session, *e);
   if (const auto* e = std::get_if<TimerBreakdown>(&event)) {
-    for (const auto& t : e->timers)
-      timer.bind(1, session).bind(2, name_id(t.name)).bind(3, e->step).bind(4, e->rank).bind(5, t.ms).run();
+    write_timers(session, *e);
   } else if (const auto* e = std::get_if<CommRecord>(&event)) {
+    stats.add_comm(session, *e);  // before its row: the rank's earlier records of the step are asked for
     comm.bind(1, session).bind(2, e->rank).bind(3, e->step).bind(4, e->op).bind(5, e->bytes)
         .bind(6, e->latency_us).bind(7, e->algbw_gbps).bind(8, e->busbw_gbps).bind(9, e->group_size).run();
   } else if (const auto* e = std::get_if<ActivityBatch>(&event)) {
@@ -311,10 +349,12 @@ void StoreWriter::write(const std::vector<SessionEvent>& batch) {
       }
       impl_->write_event(session, item.event);
     }
+    impl_->stats.flush();
     transaction.commit();
   } catch (...) {
     impl_->sessions.clear();
     impl_->names.clear();
+    impl_->stats.clear();
     throw;
   }
 }

@@ -123,12 +123,15 @@ std::string require_db(const ParsedArgs& parsed, const std::string& action) {
   return *db;
 }
 
-// Every open reads each page first (quick_check) and refuses a damaged file (exit 2, the damage
-// named), so nothing is shown from it and nothing written into it; `sqlite3 FILE .recover` is the
-// remedy. A writable open also marks sessions whose writer died as interrupted.
+// Every open checks the file first (quick_check; above 256 MiB the bulk tables are verified as
+// they are read) and refuses a damaged file (exit 2, the damage named), so nothing is shown from
+// it and nothing written into it; `sqlite3 FILE .recover` is the remedy. A writable open also
+// marks sessions whose writer died as interrupted and upgrades an older file once; a file this
+// user cannot write is read as it is.
 Store open_store(const std::string& path) {
   StoreOpenOptions options;
   options.integrity = IntegrityCheck::kRefuse;
+  options.read_only = ::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0;
   Store store = Store::open(path, options);
   if (const int marked = store.sessions_marked_interrupted(); marked > 0)
     std::cerr << "shardscope sessions: note: " << marked << " session(s) recorded as running had lost their "

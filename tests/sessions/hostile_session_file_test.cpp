@@ -98,7 +98,7 @@ TEST(HostileSessionFile, ADamagedTableGivesOneShortLineNotTheWholeStatement) {
   const auto path = filled_store("dropped");
   {
     SqliteDb db(path, false, false);
-    db.exec("ALTER TABLE steps RENAME COLUMN loss TO something_else");
+    db.exec("ALTER TABLE step_stats RENAME COLUMN loss_n TO something_else");  // what the summary reads
   }
   Store store = Store::open(path);
   try {
