@@ -229,14 +229,20 @@ void SqliteDb::fail(int rc, const std::string& context) const {
   throw StoreError(kind, "session store " + path_ + ": " + context + " failed: " + detail + remedy(kind));
 }
 
-Transaction::Transaction(SqliteDb& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+// Inside another transaction (an import writes its traces batch by batch in the one transaction
+// of the whole import) a Transaction is a savepoint of it: its rollback undoes only its own rows.
+Transaction::Transaction(SqliteDb& db) : db_(db), nested_(sqlite3_get_autocommit(db.handle()) == 0) {
+  db_.exec(nested_ ? "SAVEPOINT shardscope_nested" : "BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
-  if (!done_) sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (done_) return;
+  sqlite3_exec(db_.handle(), nested_ ? "ROLLBACK TO shardscope_nested; RELEASE shardscope_nested" : "ROLLBACK",
+               nullptr, nullptr, nullptr);
 }
 
 void Transaction::commit() {
-  db_.exec("COMMIT");
+  db_.exec(nested_ ? "RELEASE shardscope_nested" : "COMMIT");
   done_ = true;
 }
 

@@ -90,7 +90,8 @@ class SqliteDb {
   std::int64_t wal_frames_ = 0;
 };
 
-/// BEGIN IMMEDIATE on construction, ROLLBACK on destruction unless commit() ran.
+/// BEGIN IMMEDIATE on construction, ROLLBACK on destruction unless commit() ran; inside an open
+/// transaction, a savepoint of it (released by commit(), rolled back to otherwise).
 class Transaction {
  public:
   explicit Transaction(SqliteDb& db);
@@ -101,6 +102,7 @@ class Transaction {
 
  private:
   SqliteDb& db_;
+  bool nested_ = false;
   bool done_ = false;
 };
 

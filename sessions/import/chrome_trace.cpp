@@ -8,7 +8,16 @@
 #include <cmath>
 #include <filesystem>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <istream>
+#include <streambuf>
+
 #include <nlohmann/json.hpp>
+
+#include "configs/input_file.hpp"
 
 #include "sessions/import/chrome_trace_builder.hpp"
 #include "sessions/import/file_bytes.hpp"
@@ -148,22 +157,54 @@ bool TraceSax::number(double v, std::int64_t i) {
 
 }  // namespace
 
-ChromeTrace parse_chrome_trace(std::string_view json_text, const std::string& file, const ChromeTraceOptions& options) {
-  ChromeTrace out;
-  ChromeTraceBuilder builder(out, options);
+namespace {
+
+// One SAX pass over `input` (a text's iterators or a stream) into the builder.
+template <typename... Input>
+void parse_pass(ChromeTrace& out, ChromeTraceBuilder& builder, const std::string& file, Input&&... input) {
   TraceSax sax(out, builder);
-  const bool ok = nlohmann::json::sax_parse(json_text.begin(), json_text.end(), &sax);
+  const bool ok = nlohmann::json::sax_parse(std::forward<Input>(input)..., &sax);
   if (!ok)
     throw ImportError(file + ": byte " + std::to_string(sax.error_position) + ": not a valid Chrome trace JSON: " +
                       sax.error_text);
   if (!sax.saw_trace_events)
     throw ImportError(file + ": no \"traceEvents\" array at the top level; is this a PyTorch profiler trace "
                       "(prof.export_chrome_trace / tensorboard_trace_handler)?");
-  builder.finish();
-  return out;
 }
 
-namespace {
+// A trace file read in 1 MiB buffers, reporting the bytes read as it goes (the import's progress).
+class ProgressFileBuffer : public std::streambuf {
+ public:
+  ProgressFileBuffer(const configs::InputFile& file, std::function<void(std::uint64_t)> on_read)
+      : file_(file), on_read_(std::move(on_read)), buffer_(1u << 20) {}
+
+ protected:
+  int_type underflow() override {
+    ssize_t n;
+    do n = ::pread(file_.fd(), buffer_.data(), buffer_.size(), static_cast<off_t>(read_));
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) return traits_type::eof();
+    read_ += static_cast<std::uint64_t>(n);
+    if (on_read_) on_read_(read_);
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
+    return traits_type::to_int_type(buffer_[0]);
+  }
+
+ private:
+  const configs::InputFile& file_;
+  std::function<void(std::uint64_t)> on_read_;
+  std::vector<char> buffer_;
+  std::uint64_t read_ = 0;
+};
+
+void stream_pass(ChromeTrace& out, ChromeTraceBuilder& builder, const configs::InputFile& file,
+                 const std::string& path, const ChromeTraceSink& sink, int pass) {
+  std::function<void(std::uint64_t)> on_read;
+  if (sink.progress) on_read = [&sink, &file, pass](std::uint64_t bytes) { sink.progress(bytes, file.size(), pass); };
+  ProgressFileBuffer buffer(file, on_read);
+  std::istream in(&buffer);
+  parse_pass(out, builder, path, in);
+}
 
 std::string hex_byte(char c) {
   static const char* kHex = "0123456789abcdef";
@@ -171,20 +212,77 @@ std::string hex_byte(char c) {
   return {kHex[byte >> 4], kHex[byte & 15]};
 }
 
-}  // namespace
-
-ChromeTrace read_chrome_trace(const std::string& path, const ChromeTraceOptions& options) {
+// A trace is JSON: its first byte after white space opens an object or an array. Checked on the
+// first 4 KiB, so a 2 GB file of something else is refused before it is read.
+void check_trace_file(const std::string& path) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0)
     throw ImportError(path + ": gzip-compressed traces are not read directly; gunzip it first");
-  // A trace is JSON: its first byte after white space opens an object or an array. Checked on the
-  // first 4 KiB, so a 2 GB file of something else is refused before it is read.
   const std::string head = read_file_from(path, 0, 4096);
   const auto first = head.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && head[first] != '{' && head[first] != '[')
     throw ImportError(path + ": not a Chrome trace: a trace is JSON starting with '{' or '[', this file starts with "
                              "byte 0x" + hex_byte(head[first]) + " at offset " + std::to_string(first) +
                       "; pass the .json the PyTorch profiler wrote (tensorboard_trace_handler or export_chrome_trace)");
-  return parse_chrome_trace(read_file_bytes(path, kMaxTraceFileBytes), path, options);
+}
+
+// A sink that keeps everything (the in-memory form): one hand-over at the end.
+ChromeTraceSink keeping_sink(ChromeTrace& kept) {
+  ChromeTraceSink sink;
+  sink.batch_records = SIZE_MAX;
+  sink.activities = [&kept](std::vector<ActivityRecord>& records) { kept.activities.swap(records); };
+  sink.ranges = [&kept](std::vector<NvtxRange>& records) { kept.ranges.swap(records); };
+  return sink;
+}
+
+void keep_sorted(ChromeTrace& out, ChromeTrace& kept, const std::vector<ForwardLink>& links) {
+  out.activities = std::move(kept.activities);
+  out.ranges = std::move(kept.ranges);
+  apply_forward_links(out.ranges, links);
+  std::stable_sort(out.activities.begin(), out.activities.end(),
+                   [](const ActivityRecord& a, const ActivityRecord& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(out.ranges.begin(), out.ranges.end(), [](const NvtxRange& a, const NvtxRange& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+  });
+}
+
+}  // namespace
+
+ChromeTrace parse_chrome_trace(std::string_view json_text, const std::string& file, const ChromeTraceOptions& options) {
+  ChromeTrace out, kept;
+  ChromeTraceBuilder builder(out, options);
+  parse_pass(out, builder, file, json_text.begin(), json_text.end());
+  const ChromeTraceSink sink = keeping_sink(kept);
+  builder.start_emitting(sink);
+  parse_pass(out, builder, file, json_text.begin(), json_text.end());
+  keep_sorted(out, kept, builder.finish());
+  return out;
+}
+
+StreamedChromeTrace stream_chrome_trace(const std::string& path, const ChromeTraceSink& sink,
+                                        const ChromeTraceOptions& options) {
+  check_trace_file(path);
+  StreamedChromeTrace result;
+  ChromeTraceSink counting = sink;
+  counting.activities = [&](std::vector<ActivityRecord>& r) { result.activities += r.size(), sink.activities(r); };
+  counting.ranges = [&](std::vector<NvtxRange>& r) { result.ranges += r.size(), sink.ranges(r); };
+  try {
+    const configs::InputFile file(path, "trace file");
+    ChromeTraceBuilder builder(result.trace, options);
+    stream_pass(result.trace, builder, file, path, sink, 1);
+    builder.start_emitting(counting);
+    stream_pass(result.trace, builder, file, path, sink, 2);
+    result.links = builder.finish();
+  } catch (const configs::InputFileError& error) {
+    throw ImportError(error.what());
+  }
+  return result;
+}
+
+ChromeTrace read_chrome_trace(const std::string& path, const ChromeTraceOptions& options) {
+  ChromeTrace kept;
+  StreamedChromeTrace streamed = stream_chrome_trace(path, keeping_sink(kept), options);
+  keep_sorted(streamed.trace, kept, streamed.links);
+  return std::move(streamed.trace);
 }
 
 std::optional<int> rank_from_trace_file_name(const std::string& path) {

@@ -4,10 +4,12 @@
 // record_function / NVTX-style annotations as ranges, CPU operators (aten::*, autograd's backward
 // functions) as CPU-side ranges of domain "cpu_op" with their input shapes, ids and forward/backward
 // links, and the ProfilerStep#N windows as step times; each on the Unix-epoch nanosecond timeline
-// (baseTimeNanoseconds + ts). Streamed with a SAX parser that converts each event as it closes:
-// memory grows with the records kept, not with the size of the JSON, and time is linear in it.
+// (baseTimeNanoseconds + ts). Streamed from the file with a SAX parser in two passes (the step
+// windows and flows first, then each record as its event closes, handed on in batches): what is
+// held is bounded by the trace's steps and fwd/bwd flows, not by its size, and time is linear in it.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,11 +48,48 @@ struct ChromeTraceOptions {
   std::int64_t step_offset = 1;
 };
 
+/// A backward CPU operator (found by its thread, times and external id) and the external id of
+/// the forward operator autograd ran it for: the trace's fwdbwd flow, known once the whole trace
+/// was read, so a streamed range gets it afterwards.
+struct ForwardLink {
+  std::int64_t stream = 0, start_ns = 0, end_ns = 0;
+  std::optional<std::int64_t> external_id;  ///< the backward operator's own
+  std::int64_t forward_op_id = 0;
+};
+
+/// Where a streamed trace's records go, in batches of at most `batch_records`, in file order.
+struct ChromeTraceSink {
+  /// Called once the first pass has read the whole file, before any record: the trace's rank,
+  /// world size and base time (ChromeTrace without records). May throw to stop the reading.
+  std::function<void(const ChromeTrace&)> indexed;
+  std::function<void(std::vector<ActivityRecord>&)> activities;
+  std::function<void(std::vector<NvtxRange>&)> ranges;
+  /// Bytes of this file read so far in this pass, the file's size, and the pass (1 or 2); called
+  /// each time a buffer (1 MiB) is read.
+  std::function<void(std::uint64_t bytes, std::uint64_t size, int pass)> progress;
+  std::size_t batch_records = 10000;
+};
+
+/// The streamed reading of one trace file: everything of ChromeTrace but its records, which went
+/// to the sink, and the links to set on the ranges the sink received.
+struct StreamedChromeTrace {
+  ChromeTrace trace;  ///< activities and ranges empty; the counts below say how many went
+  std::size_t activities = 0, ranges = 0;
+  std::vector<ForwardLink> links;
+};
+
+/// Reads `path` in two streamed passes (memory bounded by the trace's steps and flows, not its
+/// size), handing its records to `sink`; throws ImportError as parse_chrome_trace does.
+StreamedChromeTrace stream_chrome_trace(const std::string& path, const ChromeTraceSink& sink,
+                                        const ChromeTraceOptions& options = {});
+/// Sets forward_op_id on the ranges the links name (the in-memory form of a trace).
+void apply_forward_links(std::vector<NvtxRange>& ranges, const std::vector<ForwardLink>& links);
 /// Parses one trace's JSON text; throws ImportError naming `file` and the byte of a JSON error,
 /// or saying what is missing ("traceEvents").
 ChromeTrace parse_chrome_trace(std::string_view json_text, const std::string& file,
                                const ChromeTraceOptions& options = {});
-/// Reads (a .json or .json.gz is not supported: gunzip first) and parses one trace file.
+/// Reads (a .json or .json.gz is not supported: gunzip first) and parses one trace file into
+/// memory: its records sorted by start (a range before the ranges it encloses).
 ChromeTrace read_chrome_trace(const std::string& path, const ChromeTraceOptions& options = {});
 /// The rank in a file name like "rank3.json", "worker_rank-3.pt.trace.json" or "trace_3.json"; nullopt if none.
 std::optional<int> rank_from_trace_file_name(const std::string& path);

@@ -65,23 +65,42 @@ std::int64_t step_at(const std::vector<Window>& windows, std::int64_t ns) {
   return ns < it->end_ns ? it->step : -1;
 }
 
-// How far back a flow end looks for the operator enclosing it: Kineto puts it at the op's own
-// start, so the first candidate matches; the bound keeps a hostile trace linear.
+// How many flow ends one operator is offered to: Kineto puts an end at its op's own start, so the
+// first matches; the bound keeps a hostile trace (one op enclosing every flow) linear.
 constexpr int kMaxFlowBindWalk = 1024;
+
+std::optional<std::pair<std::int64_t, std::int64_t>> span_of(const RawTraceEvent& e) {
+  const auto begins = ns_after(0, e.ts_us);
+  const auto ends = begins ? ns_after(*begins, std::max(0.0, e.dur_us)) : std::nullopt;
+  if (!ends) return std::nullopt;
+  return std::make_pair(*begins, *ends);
+}
+
+bool is_flow(const RawTraceEvent& e) { return e.cat == "fwdbwd" && (e.ph == "s" || e.ph == "f") && e.id.has_value(); }
 
 }  // namespace
 
-void ChromeTraceBuilder::add(const RawTraceEvent& e) {
-  if (e.cat == "fwdbwd" && (e.ph == "s" || e.ph == "f") && e.id) {
-    if (const auto ts = ns_after(0, e.ts_us)) return flows_.push_back({*e.id, e.tid, *ts, e.ph == "s"});
+// The index pass: ProfilerStep#N windows and flow ends, nothing else.
+void ChromeTraceBuilder::index(const RawTraceEvent& e) {
+  if (is_flow(e)) {
+    if (const auto ts = ns_after(0, e.ts_us)) flows_.push_back({*e.id, e.tid, *ts, e.ph == "s", false, 0, 0, std::nullopt});
+    return;
   }
-  if (e.ph != "X") return void(++out_.skipped_events);
-  const auto begins = ns_after(0, e.ts_us);
-  const auto ends = begins ? ns_after(*begins, std::max(0.0, e.dur_us)) : std::nullopt;
-  if (!ends) return void(++out_.skipped_events);
-  if (e.cat == "kernel" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset") return add_activity(e, *begins, *ends);
+  if (e.ph != "X" || (e.cat != "user_annotation" && e.cat != "gpu_user_annotation")) return;
+  const auto span = span_of(e);
+  const auto step = profiler_step(e.name, options_.step_offset);
+  if (span && step) (e.cat == "gpu_user_annotation" ? gpu_steps_ : cpu_steps_).push_back({span->first, span->second, *step});
+}
+
+void ChromeTraceBuilder::add(const RawTraceEvent& e) {
+  if (!sink_) return index(e);
+  if (is_flow(e)) return;  // kept by the index pass
+  const auto span = e.ph == "X" ? span_of(e) : std::nullopt;
+  std::int64_t start = span ? span->first : 0, end = span ? span->second : 0;
+  if (!span || !shifted(out_.base_time_ns, start, end)) return void(++out_.skipped_events);
+  if (e.cat == "kernel" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset") return add_activity(e, start, end);
   if (e.cat == "user_annotation" || e.cat == "gpu_user_annotation" || e.cat == kCpuOpDomain)
-    return add_range(e, *begins, *ends);
+    return add_range(e, start, end);
   ++out_.skipped_events;  // cuda_runtime, cuda_driver, python_function, Trace, ...
 }
 
@@ -100,106 +119,108 @@ void ChromeTraceBuilder::add_activity(const RawTraceEvent& e, std::int64_t start
   if (e.registers) a.registers_per_thread = static_cast<int>(*e.registers);
   a.correlation_id = e.correlation;
   a.throughput_gbps = e.bandwidth_gbps;
+  a.step = step_at(gpu_steps_.empty() ? cpu_steps_ : gpu_steps_, start);  // GPU work runs after its CPU window
   out_.activities.push_back(std::move(a));
+  hand_over(false);
 }
 
 void ChromeTraceBuilder::add_range(const RawTraceEvent& e, std::int64_t start, std::int64_t end) {
   const bool gpu = e.cat == "gpu_user_annotation";
   const bool op = e.cat == kCpuOpDomain;
-  if (!op)
-    if (auto step = profiler_step(e.name, options_.step_offset))
-      (gpu ? gpu_steps_ : cpu_steps_).push_back({start, end, *step});
   NvtxRange r{e.name, e.cat, start, end, gpu ? static_cast<int>(e.device.value_or(0)) : -1, e.stream.value_or(e.tid), -1};
+  r.step = step_at(gpu ? (gpu_steps_.empty() ? cpu_steps_ : gpu_steps_) : cpu_steps_, start);
   if (op) {
     r.shapes = e.input_dims;
     r.external_id = e.external_id;
     r.sequence_number = e.sequence_number;
     r.forward_thread_id = e.forward_thread_id;
     ++out_.cpu_ops;
+    bind_flows(r);
   }
   out_.ranges.push_back(std::move(r));
+  hand_over(false);
 }
 
-void ChromeTraceBuilder::shift_to_epoch() {
+// Kineto links a forward op to the backward op autograd ran for it by a "fwdbwd" flow: "s" at the
+// forward op's start, "f" (binding point "e", the enclosing slice) at the backward op's start, on
+// their threads. Each end binds to the innermost CPU op of its thread that encloses its time: the
+// latest start, then the earliest end. The flows an op encloses are a range of the sorted ends;
+// the walk is bounded so a hostile trace stays linear.
+void ChromeTraceBuilder::bind_flows(const NvtxRange& op) {
+  auto it = std::lower_bound(flows_.begin(), flows_.end(), std::make_pair(op.stream, op.start_ns),
+                             [](const FlowEnd& f, const std::pair<std::int64_t, std::int64_t>& at) {
+                               return std::make_pair(f.tid, f.ts_ns) < at;
+                             });
+  for (int walked = 0; it != flows_.end() && it->tid == op.stream && it->ts_ns <= op.end_ns && walked < kMaxFlowBindWalk;
+       ++it, ++walked) {
+    FlowEnd& f = *it;
+    if (f.bound && std::make_pair(f.op_start, -f.op_end) >= std::make_pair(op.start_ns, -op.end_ns)) continue;
+    f.bound = true;
+    f.op_start = op.start_ns;
+    f.op_end = op.end_ns;
+    f.op_external_id = op.external_id;
+  }
+}
+
+void ChromeTraceBuilder::hand_over(bool all) {
+  if (!sink_) return;
+  if (!out_.activities.empty() && (all || out_.activities.size() >= sink_->batch_records)) {
+    sink_->activities(out_.activities);
+    out_.activities.clear();
+  }
+  if (!out_.ranges.empty() && (all || out_.ranges.size() >= sink_->batch_records)) {
+    sink_->ranges(out_.ranges);
+    out_.ranges.clear();
+  }
+}
+
+void ChromeTraceBuilder::start_emitting(const ChromeTraceSink& sink) {
   const std::int64_t base = out_.base_time_ns;
-  if (base == 0) return;
-  out_.skipped_events += shift_all(out_.activities, base);
-  const auto ops_before = std::count_if(out_.ranges.begin(), out_.ranges.end(),
-                                        [](const NvtxRange& r) { return r.domain == kCpuOpDomain; });
-  out_.skipped_events += shift_all(out_.ranges, base);
-  out_.cpu_ops -= static_cast<std::size_t>(
-      ops_before - std::count_if(out_.ranges.begin(), out_.ranges.end(),
-                                 [](const NvtxRange& r) { return r.domain == kCpuOpDomain; }));
   shift_all(cpu_steps_, base);
   shift_all(gpu_steps_, base);
   flows_.erase(std::remove_if(flows_.begin(), flows_.end(),
                               [base](FlowEnd& f) { return __builtin_add_overflow(f.ts_ns, base, &f.ts_ns); }),
                flows_.end());
-}
-
-// Kineto links a forward op to the backward op autograd ran for it by a "fwdbwd" flow: "s" at the
-// forward op's start, "f" (binding point "e", the enclosing slice) at the backward op's start, on
-// their threads. Each end binds to the innermost CPU op of its thread that encloses its time.
-void ChromeTraceBuilder::link_forward_backward() {
-  if (flows_.empty()) return;
-  auto& ranges = out_.ranges;
-  std::vector<std::size_t> ops;  // by thread, start, longest first: the innermost of equal starts last
-  for (std::size_t i = 0; i < ranges.size(); ++i)
-    if (ranges[i].domain == kCpuOpDomain) ops.push_back(i);
-  std::sort(ops.begin(), ops.end(), [&ranges](std::size_t a, std::size_t b) {
-    const NvtxRange &x = ranges[a], &y = ranges[b];
-    return std::tie(x.stream, x.start_ns, y.end_ns) < std::tie(y.stream, y.start_ns, x.end_ns);
-  });
-  auto bind = [&](const FlowEnd& f) -> std::optional<std::size_t> {
-    auto it = std::upper_bound(ops.begin(), ops.end(), std::make_pair(f.tid, f.ts_ns),
-                               [&ranges](const std::pair<std::int64_t, std::int64_t>& at, std::size_t i) {
-                                 return at < std::make_pair(ranges[i].stream, ranges[i].start_ns);
-                               });
-    for (int walked = 0; it != ops.begin() && walked < kMaxFlowBindWalk; ++walked) {
-      const NvtxRange& r = ranges[*--it];
-      if (r.stream != f.tid) break;
-      if (r.end_ns >= f.ts_ns) return *it;
-    }
-    return std::nullopt;
-  };
-  std::map<std::int64_t, std::pair<std::optional<std::size_t>, std::vector<std::size_t>>> by_id;
-  for (const auto& f : flows_) {
-    const auto op = bind(f);
-    if (!op) continue;
-    auto& [forward, backward] = by_id[f.id];
-    if (f.start) forward = op;
-    else backward.push_back(*op);
-  }
-  for (const auto& [id, ends] : by_id) {
-    if (!ends.first || !ranges[*ends.first].external_id) continue;
-    for (const std::size_t b : ends.second) {
-      ranges[b].forward_op_id = ranges[*ends.first].external_id;
-      ++out_.forward_backward_links;
-    }
-  }
-  flows_.clear();
-  flows_.shrink_to_fit();
-}
-
-void ChromeTraceBuilder::assign_steps() {
   auto by_start = [](const StepWindow& a, const StepWindow& b) { return a.start_ns < b.start_ns; };
   std::sort(cpu_steps_.begin(), cpu_steps_.end(), by_start);
   std::sort(gpu_steps_.begin(), gpu_steps_.end(), by_start);
-  const auto& device_windows = gpu_steps_.empty() ? cpu_steps_ : gpu_steps_;  // GPU work runs after its CPU window
-  for (auto& a : out_.activities) a.step = step_at(device_windows, a.start_ns);
-  for (auto& r : out_.ranges) r.step = step_at(r.device >= 0 ? device_windows : cpu_steps_, r.start_ns);
+  std::sort(flows_.begin(), flows_.end(),
+            [](const FlowEnd& a, const FlowEnd& b) { return std::tie(a.tid, a.ts_ns) < std::tie(b.tid, b.ts_ns); });
   for (const auto& w : cpu_steps_) out_.step_windows.push_back({w.step, w.start_ns, w.end_ns});
+  sink_ = &sink;
+  if (sink.indexed) sink.indexed(out_);
 }
 
-void ChromeTraceBuilder::finish() {
-  shift_to_epoch();
-  link_forward_backward();
-  assign_steps();
-  std::sort(out_.activities.begin(), out_.activities.end(),
-            [](const ActivityRecord& a, const ActivityRecord& b) { return a.start_ns < b.start_ns; });
-  std::sort(out_.ranges.begin(), out_.ranges.end(), [](const NvtxRange& a, const NvtxRange& b) {
-    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-  });
+std::vector<ForwardLink> ChromeTraceBuilder::finish() {
+  hand_over(true);
+  std::map<std::int64_t, std::pair<const FlowEnd*, std::vector<const FlowEnd*>>> by_id;
+  for (const auto& f : flows_) {
+    if (!f.bound) continue;
+    auto& [forward, backward] = by_id[f.id];
+    if (f.start) forward = &f;
+    else backward.push_back(&f);
+  }
+  std::vector<ForwardLink> links;
+  for (const auto& [id, ends] : by_id) {
+    if (!ends.first || !ends.first->op_external_id) continue;
+    for (const FlowEnd* b : ends.second)
+      links.push_back({b->tid, b->op_start, b->op_end, b->op_external_id, *ends.first->op_external_id});
+  }
+  out_.forward_backward_links = links.size();
+  flows_.clear();
+  flows_.shrink_to_fit();
+  return links;
+}
+
+void apply_forward_links(std::vector<NvtxRange>& ranges, const std::vector<ForwardLink>& links) {
+  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::optional<std::int64_t>>;
+  std::map<Key, std::int64_t> forward_of;
+  for (const auto& l : links) forward_of[{l.stream, l.start_ns, l.end_ns, l.external_id}] = l.forward_op_id;
+  for (auto& r : ranges) {
+    if (r.domain != kCpuOpDomain) continue;
+    const auto it = forward_of.find({r.stream, r.start_ns, r.end_ns, r.external_id});
+    if (it != forward_of.end()) r.forward_op_id = it->second;
+  }
 }
 
 }  // namespace shardscope::sessions

@@ -27,32 +27,45 @@ struct RawTraceEvent {
   std::string input_dims;  ///< "Input Dims" as compact JSON, cut at kMaxShapesChars
 };
 
+/// Two passes over one trace: the first (index) keeps only the step windows and the fwdbwd flow
+/// ends, which say what step a record belongs to and which backward operator links to which
+/// forward one; the second (emit) converts each event as it closes, on the epoch timeline with its
+/// step, and hands the records to the sink in batches. What a pass keeps is bounded by the trace's
+/// steps and flows, never by its records (docs/sessions.md, "Traces at scale").
 class ChromeTraceBuilder {
  public:
   ChromeTraceBuilder(ChromeTrace& out, const ChromeTraceOptions& options) : out_(out), options_(options) {}
-  /// Converts one event (times relative to the base time, which may come later in the file).
+  /// Takes one event (times relative to the base time, which may come later in the file).
   void add(const RawTraceEvent& e);
-  /// Adds the base time, links fwdbwd flows, assigns steps and sorts; call once after the last add.
-  void finish();
+  /// Ends the index pass: windows and flows go on the epoch timeline (out.base_time_ns); the next
+  /// add() calls are the emit pass, whose records go to `sink`.
+  void start_emitting(const ChromeTraceSink& sink);
+  /// Ends the emit pass: hands over the last records and returns the forward/backward links found.
+  std::vector<ForwardLink> finish();
 
  private:
   struct StepWindow {
     std::int64_t start_ns, end_ns, step;
   };
+  // A flow end and the innermost CPU operator of its thread seen so far that encloses its time.
   struct FlowEnd {
     std::int64_t id, tid, ts_ns;
     bool start;  ///< "s" (at the forward op) or "f" (at the backward op)
+    bool bound = false;
+    std::int64_t op_start = 0, op_end = 0;
+    std::optional<std::int64_t> op_external_id;
   };
+  void index(const RawTraceEvent& e);
   void add_activity(const RawTraceEvent& e, std::int64_t start, std::int64_t end);
   void add_range(const RawTraceEvent& e, std::int64_t start, std::int64_t end);
-  void shift_to_epoch();
-  void link_forward_backward();
-  void assign_steps();
+  void bind_flows(const NvtxRange& op);
+  void hand_over(bool all);
 
   ChromeTrace& out_;
   const ChromeTraceOptions& options_;
+  const ChromeTraceSink* sink_ = nullptr;  ///< set: the emit pass
   std::vector<StepWindow> cpu_steps_, gpu_steps_;
-  std::vector<FlowEnd> flows_;
+  std::vector<FlowEnd> flows_;  ///< by (tid, ts) once emitting
 };
 
 }  // namespace shardscope::sessions

@@ -1,5 +1,6 @@
 #include "sessions/import/deepspeed_import.hpp"
 
+#include <chrono>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -15,14 +16,13 @@
 #include "sessions/import/tensorboard_events.hpp"
 #include "sessions/import/trainer_log.hpp"
 #include "sessions/session_reader.hpp"
+#include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
 #include "sessions/store_writer.hpp"
 
 namespace shardscope::sessions {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr std::size_t kRecordsPerBatch = 10000;
 
 struct ImportRun {
   ImportRun(const DeepSpeedImportSources& s, const DeepSpeedImportOptions& o) : sources(s), options(o) {}
@@ -44,7 +44,12 @@ struct ImportRun {
 
   void progress(const char* name) {
     if (options.cancel && options.cancel->load()) throw ImportCancelled{};
-    if (options.progress) options.progress({name, stage, stages});
+    if (!options.progress) return void(++stage);
+    ImportProgress p;
+    p.stage = name;
+    p.done = stage;
+    p.total = stages;
+    options.progress(p);
     ++stage;
   }
 };
@@ -205,20 +210,6 @@ void read_config(ImportRun& run) {
                                        run.result.notes, run.options.deepspeed_version);
 }
 
-// Records of a trace as batches of at most kRecordsPerBatch, moved (the trace goes right after).
-template <typename Batch, typename Record>
-void add_batches(ImportRun& run, int rank, std::vector<Record>& records, std::vector<Record> Batch::*field) {
-  for (std::size_t i = 0; i < records.size(); i += kRecordsPerBatch) {
-    Batch batch{rank, {}};
-    const auto end = std::min(i + kRecordsPerBatch, records.size());
-    (batch.*field).assign(std::make_move_iterator(records.begin() + static_cast<std::ptrdiff_t>(i)),
-                          std::make_move_iterator(records.begin() + static_cast<std::ptrdiff_t>(end)));
-    run.other.push_back(std::move(batch));
-  }
-  records.clear();
-  records.shrink_to_fit();
-}
-
 // A CPU ProfilerStep#N window is the rank's wall time of that step (prof.step() to prof.step()): a
 // step time where the log and the monitors gave none (DeepSpeed's own timers win).
 void add_trace_step_times(ImportRun& run, int rank, const std::vector<ProfilerStepWindow>& windows) {
@@ -233,24 +224,104 @@ void add_trace_step_times(ImportRun& run, int rank, const std::vector<ProfilerSt
   }
 }
 
-void read_traces(ImportRun& run) {
+// Sets forward_op_id on the backward operators a trace's fwdbwd flows name, once the trace's ranges
+// are in the store (they were streamed before the flows were all known).
+void link_backward_ops(Store& store, std::int64_t session, int rank, const std::vector<ForwardLink>& links) {
+  Statement update(store.db(), "UPDATE nvtx_ranges SET forward_op_id = ?1 WHERE session_id = ?2 AND rank = ?3 AND "
+                               "start_ns = ?4 AND end_ns = ?5 AND stream = ?6 AND domain = 'cpu_op' AND "
+                               "external_id IS ?7");
+  for (const auto& l : links) {
+    update.bind(1, l.forward_op_id).bind(2, session).bind(3, rank).bind(4, l.start_ns).bind(5, l.end_ns)
+        .bind(6, l.stream).bind(7, l.external_id).run();
+  }
+}
+
+// The traces' share of the import's progress: bytes read of all of them (each is read twice), at
+// most every 100 ms, and a look at the cancel flag each time.
+class TraceProgress {
+ public:
+  explicit TraceProgress(ImportRun& run) : run_(run) {
+    std::error_code ignored;
+    for (const auto& t : run.sources.traces) {
+      const auto size = fs::file_size(t.path, ignored);
+      total_ += ignored ? 0 : 2 * size;
+    }
+  }
+  void read(std::size_t file, std::uint64_t bytes, std::uint64_t size, int pass) {
+    const auto now = std::chrono::steady_clock::now();
+    const std::uint64_t done = finished_ + (pass == 2 ? size : 0) + bytes;
+    if (now - last_ < std::chrono::milliseconds(100) && done < finished_ + 2 * size) return;
+    last_ = now;
+    report(file, done, pass);
+  }
+  void file_done(std::size_t file, std::uint64_t size) {
+    finished_ += 2 * size;
+    report(file, finished_, 2);
+  }
+
+ private:
+  void report(std::size_t file, std::uint64_t done, int pass) {
+    if (run_.options.cancel && run_.options.cancel->load()) throw ImportCancelled{};
+    if (!run_.options.progress) return;
+    ImportProgress p;
+    p.stage = "traces";
+    p.done = run_.stage - 1;
+    p.total = run_.stages;
+    p.file = run_.sources.traces[file].path;
+    p.file_index = file;
+    p.files = run_.sources.traces.size();
+    p.pass = pass;
+    p.bytes_done = done;
+    p.bytes_total = std::max(total_, done);
+    run_.options.progress(p);
+  }
+  ImportRun& run_;
+  std::uint64_t total_ = 0, finished_ = 0;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+// The rank of a trace's records: given (RANK=FILE), else the trace's own, else its file name.
+int trace_rank(const TraceFile& file, const ChromeTrace& header) {
+  if (file.rank) return *file.rank;
+  if (header.rank) return *header.rank;
+  if (auto rank = rank_from_trace_file_name(file.path)) return *rank;
+  throw ImportError(file.path + ": no rank in the trace (distributedInfo) nor in its name; pass it as --trace "
+                    "RANK=" + file.path);
+}
+
+// One trace streamed into the store in batches (inside the import's one transaction), so what is
+// held is one batch and the trace's windows and flows, whatever the file's size.
+void read_trace(ImportRun& run, Store& store, StoreWriter& writer, std::size_t index, TraceProgress& progress) {
+  const TraceFile& file = run.sources.traces[index];
   ChromeTraceOptions options;
   options.step_offset = run.options.trace_step_offset;
-  for (const auto& file : run.sources.traces) {
-    ChromeTrace trace = read_chrome_trace(file.path, options);
-    const auto rank = file.rank ? file.rank : trace.rank ? trace.rank : rank_from_trace_file_name(file.path);
-    if (!rank)
-      throw ImportError(file.path + ": no rank in the trace (distributedInfo) nor in its name; pass it as --trace "
-                        "RANK=" + file.path);
-    if (trace.world_size) run.trace_world_size = trace.world_size;
-    run.result.activities += trace.activities.size();
-    run.result.ranges += trace.ranges.size();
-    run.result.cpu_ops += trace.cpu_ops;
-    run.result.forward_backward_links += trace.forward_backward_links;
-    add_trace_step_times(run, *rank, trace.step_windows);
-    add_batches(run, *rank, trace.activities, &ActivityBatch::records);
-    add_batches(run, *rank, trace.ranges, &NvtxBatch::ranges);
-  }
+  int rank = -1;
+  ChromeTraceSink sink;
+  sink.indexed = [&](const ChromeTrace& header) { rank = trace_rank(file, header); };
+  sink.activities = [&](std::vector<ActivityRecord>& r) {
+    writer.write(run.result.session_uid, {ActivityBatch{rank, std::move(r)}});
+  };
+  sink.ranges = [&](std::vector<NvtxRange>& r) { writer.write(run.result.session_uid, {NvtxBatch{rank, std::move(r)}}); };
+  std::uint64_t size = 0;
+  sink.progress = [&](std::uint64_t bytes, std::uint64_t file_size, int pass) {
+    size = file_size;
+    progress.read(index, bytes, file_size, pass);
+  };
+  const StreamedChromeTrace streamed = stream_chrome_trace(file.path, sink, options);
+  const ChromeTrace& trace = streamed.trace;
+  if (trace.world_size) run.trace_world_size = trace.world_size;
+  run.result.activities += streamed.activities;
+  run.result.ranges += streamed.ranges;
+  run.result.cpu_ops += trace.cpu_ops;
+  run.result.forward_backward_links += trace.forward_backward_links;
+  add_trace_step_times(run, rank, trace.step_windows);
+  link_backward_ops(store, writer.ensure_session(run.result.session_uid), rank, streamed.links);
+  progress.file_done(index, size);
+}
+
+void read_traces(ImportRun& run, Store& store, StoreWriter& writer) {
+  TraceProgress progress(run);
+  for (std::size_t i = 0; i < run.sources.traces.size(); ++i) read_trace(run, store, writer, i, progress);
 }
 
 std::string default_name(const ImportRun& run) {
@@ -331,10 +402,15 @@ DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSo
                       "a trainer_state.json or a trace");
   ImportRun run(sources, options);
   run.stages = (sources.csv_monitor_dir ? 1 : 0) + (sources.tensorboard_dir ? 1 : 0) + (sources.trainer_state ? 1 : 0) + 4;
+  run.result.session_uid = new_session_uid();
+  // One transaction for the whole import: a failed or cancelled one leaves the store as it was.
+  // The traces are written into it as they are read, since they may not fit in memory.
+  Transaction transaction(store.db());
+  StoreWriter writer(store);
   run.progress("log");
   read_logs(run);
   run.progress("traces");
-  read_traces(run);  // before the config: a trace names the world size the batch keys need
+  read_traces(run, store, writer);  // before the config: a trace names the world size the batch keys need
   run.progress("config");
   read_config(run);
   read_trainer_state_source(run);
@@ -343,10 +419,9 @@ DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSo
   add_trainer_steps(run);
   std::vector<Event> events = session_events(run);
   run.progress("writing");
-  run.result.session_uid = new_session_uid();
-  StoreWriter writer(store);
   writer.write(run.result.session_uid, events);
   run.result.session_id = find_session(store, run.result.session_uid);
+  transaction.commit();
   return run.result;
 }
 

@@ -2,8 +2,8 @@
 // Importing a finished DeepSpeed run as a session (`shardscope sessions import`, the GUI's
 // File > Import): from any of its csv_monitor folder, TensorBoard folder (DeepSpeed's scalars, and
 // a Hugging Face Trainer's), log files (with the Trainer's log dicts), ds_config.json, the Trainer's
-// trainer_state.json and PyTorch profiler traces. Everything is read and checked first, then written in one
-// transaction, so a failed or cancelled import leaves the store as it was. Plain structs in and
+// trainer_state.json and PyTorch profiler traces. Everything is written in one transaction (the
+// traces streamed into it as they are read), so a failed or cancelled import leaves the store as it was. Plain structs in and
 // out, a progress callback and a cancel flag, so the GUI can run it on a worker thread.
 
 #include <atomic>
@@ -37,6 +37,13 @@ struct ImportProgress {
   std::string stage;       ///< "csv_monitor", "tensorboard", "log", "config", "traces", "writing"
   std::size_t done = 0;    ///< stages done
   std::size_t total = 0;   ///< stages in all
+  // While the traces are read (stage "traces", at most every 100 ms and at the end of each file):
+  std::string file;              ///< the trace being read
+  std::size_t file_index = 0;    ///< its index in DeepSpeedImportSources::traces
+  std::size_t files = 0;         ///< traces in all
+  int pass = 0;                  ///< 1 (step windows and flows) or 2 (the records); each reads the whole file
+  std::uint64_t bytes_done = 0;  ///< of all traces, both passes counted
+  std::uint64_t bytes_total = 0; ///< twice the traces' summed size
 };
 
 struct DeepSpeedImportOptions {
@@ -47,7 +54,7 @@ struct DeepSpeedImportOptions {
   /// Whose rules resolve the run's config; recorded in the session's origin details.
   configs::DeepSpeedVersion deepspeed_version = configs::DeepSpeedVersion::k0_19_7;
   std::function<void(const ImportProgress&)> progress;
-  const std::atomic<bool>* cancel = nullptr;     ///< set from another thread to stop before writing
+  const std::atomic<bool>* cancel = nullptr;     ///< set from another thread to stop (nothing is kept)
 };
 
 struct DeepSpeedImportResult {

@@ -344,7 +344,7 @@ TEST_F(SessionsCli, NamesAndHostsFromTheFileArePrintedWithEscapesVisible) {
 TEST_F(SessionsCli, ADamagedTablePrintsOneShortLine) {
   {
     SqliteDb db(db_, false, false);
-    db.exec("ALTER TABLE steps RENAME COLUMN step_time_ms TO gone");
+    db.exec("ALTER TABLE step_stats RENAME COLUMN step_time_ms_n TO gone");  // what the summary reads
   }
   const auto r = run_cli({"sessions", "show", "alpha", "--db", db_});
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -376,6 +376,26 @@ TEST_F(SessionsCli, BadPathsExitTwoNamingThem) {
   ::unlink(link.c_str());
   std::filesystem::remove(config);
   std::filesystem::remove_all(out);
+}
+
+
+// Traces are streamed with progress on stderr (issue 35 item 5): a line when each trace starts,
+// then at most two a second, each naming the file, the pass and the bytes read of all traces.
+TEST_F(SessionsCli, ATraceImportReportsItsProgressOnStderr) {
+  const std::string trace = testing::temp_path("progress_rank3") + ".json";
+  std::ofstream(trace) << R"({"distributedInfo": {"rank": 3, "world_size": 4}, "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 9, "tid": 9, "ts": 10.0, "dur": 90.0},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 20.0, "dur": 5.0, "args": {"stream": 7}}],
+    "baseTimeNanoseconds": 1790000000000000000})";
+  auto r = run_cli({"sessions", "import", "--db", db_, "--trace", trace, "--name", "traced"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("sessions import: trace 1/1 progress_rank3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pass 1/2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sessions import: writing"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("1 GPU activities"), std::string::npos) << r.out;
+  r = run_cli({"sessions", "import", "--db", db_, "--trace", trace, "--name", "quiet", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
 }
 
 }  // namespace
