@@ -122,14 +122,16 @@ QWidget* ProfileView::buildTimeline() {
                                "<span style='color:#dc9a50'>\u25a0</span> timers &nbsp; "
                                "wheel: zoom, drag: pan, Shift+drag: select a range, click: select"));
   legend->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  // The rank filter shares the legend's row, so the charts below keep their height.
   auto* bar = new QHBoxLayout;
   bar->addWidget(legend, 1);
+  bar->addWidget(buildRankFilter());
   bar->addWidget(reset);
   bar->addWidget(png);
   auto* layout = new QVBoxLayout(tab);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(bar);
-  layout->addWidget(buildRankFilter());
+  layout->addWidget(rank_error_);
   layout->addWidget(scroll, 1);
   return tab;
 }
@@ -142,19 +144,16 @@ QWidget* ProfileView::buildRankFilter() {
                               "as the Sessions page's heat map takes them. The other profiled ranks are summarized "
                               "in the two lanes on top."));
   rank_filter_->setClearButtonEnabled(true);
+  rank_filter_->setMaximumWidth(rank_filter_->fontMetrics().horizontalAdvance("0-7,12,node3,node17") + 40);
   rank_error_ = new QLabel;
   rank_error_->setWordWrap(true);
   rank_error_->setStyleSheet("color: #c0392b");
   rank_error_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   rank_error_->hide();
-  auto* row = new QHBoxLayout;
+  auto* row = new QHBoxLayout(box);
   row->setContentsMargins(0, 0, 0, 0);
   row->addWidget(new QLabel(tr("Ranks with lanes")));
   row->addWidget(rank_filter_, 1);
-  auto* layout = new QVBoxLayout(box);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addLayout(row);
-  layout->addWidget(rank_error_);
   connect(rank_filter_, &QLineEdit::editingFinished, this, [this] { setRankFilter(rank_filter_->text()); });
   connect(timeline_, &ProfileTimeline::rankPicked, this, [this](int rank) {
     const QString text = rank_filter_->text().trimmed();
