@@ -296,6 +296,13 @@ void Collector::Impl::read_handshake(CollectorConnection& c) {
 
 void Collector::Impl::check_event(const CollectorConnection& c, const Event& event) const {
   const auto rank = event_rank(event);
+  if (const auto* f = std::get_if<Finding>(&event); f && c.rank >= 0) {
+    // A rank may report what it found about itself (an out-of-memory step), naming no other rank.
+    if (f->ranks != std::vector<int>{c.rank})
+      throw ProtocolError("a Finding from rank " + std::to_string(c.rank) +
+                          " that names other ranks; a rank reports findings about itself only");
+    return;
+  }
   if (!rank) {
     if (c.rank != -1)
       throw ProtocolError(std::string("a ") + event_name(event) + " from rank " + std::to_string(c.rank) +

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "sessions/collector_handshake.hpp"
+#include "sessions/doctor_records.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/event_codec.hpp"
 #include "sessions/event_sink.hpp"
@@ -435,6 +436,24 @@ TEST(Collector, AConnectionSpeaksOnlyForTheRankItProved) {
   send_all(two, bytes);
   EXPECT_TRUE(closed_by_peer(two, 2000));
   ::close(two);
+  // Rank 3 reports a finding about itself (its step ran out of memory): kept. A finding naming
+  // rank 0 from rank 3's connection is not.
+  const int three = proven_connection(collector.port(), 3);
+  Finding own;
+  own.kind = "cuda_oom";
+  own.severity = "error";
+  own.ranks = {3};
+  own.summary = "rank 3 ran out of GPU memory in step 1";
+  bytes.clear();
+  encode_event(own, bytes);
+  send_all(three, bytes);
+  Finding blame = own;
+  blame.ranks = {0};
+  bytes.clear();
+  encode_event(blame, bytes);
+  send_all(three, bytes);
+  EXPECT_TRUE(closed_by_peer(three, 2000));
+  ::close(three);
   // Rank 7 of a 4-rank run is not admitted at all.
   const int seven = raw_connect(collector.port());
   Hello hello;
@@ -442,16 +461,21 @@ TEST(Collector, AConnectionSpeaksOnlyForTheRankItProved) {
   EXPECT_THROW(client_handshake(seven, kSecret, hello, 2000, "collector"), CollectorUnreachableError);
   ::close(seven);
   collector.stop();
-  EXPECT_EQ(collector.stats().connections_rejected, 2u);
+  EXPECT_EQ(collector.stats().connections_rejected, 3u);
   EXPECT_EQ(collector.stats().connections_refused, 1u);
   EXPECT_TRUE(log.contains("on the connection of rank 1"));
   EXPECT_TRUE(log.contains("only a launcher"));
+  EXPECT_TRUE(log.contains("a rank reports findings about itself only"));
   EXPECT_TRUE(log.contains("claims rank 7"));
   Store store = Store::open(path);
   const auto steps = load_steps(store, find_session(store, "run-1"));
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].rank, 1);
   EXPECT_EQ(load_session(store, find_session(store, "run-1")).info.status, "running");
+  const auto findings = load_findings(store, find_session(store, "run-1"));
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].ranks, std::vector<int>{3});
+  EXPECT_EQ(findings[0].kind, "cuda_oom");
   testing::remove_store(path);
 }
 
