@@ -7,7 +7,6 @@
 #include <ctime>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -261,29 +260,14 @@ void print_summary(const SessionDetail& d, const SessionSummary& s) {
   if (comms.size() > 1) std::cout << "\n", print_table(std::cout, comms);
 }
 
-std::string step_range(const sessions::Finding& f) {
-  if (f.first_step < 0) return "";
-  return f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
-                                     : "steps " + std::to_string(f.first_step) + "-" + std::to_string(f.last_step);
-}
-
 void print_findings(const std::vector<sessions::Finding>& findings) {
   std::cout << "\nfindings: " << (findings.empty() ? "none" : std::to_string(findings.size())) << "\n";
-  for (const auto& f : findings) {
-    std::cout << "  [" << shown(f.severity) << "] " << shown(f.kind) << (f.first_step < 0 ? "" : ", " + step_range(f))
-              << ": " << shown(f.summary) << "\n";
-    std::istringstream evidence(f.evidence);
-    for (std::string line; std::getline(evidence, line);) std::cout << "      " << shown(line) << "\n";
-    if (!f.suggested_fix.empty()) std::cout << "    fix: " << shown(f.suggested_fix) << "\n";
-  }
+  for (const auto& f : findings) print_finding(std::cout, f, "  ");
 }
 
 nlohmann::json findings_json(const std::vector<sessions::Finding>& findings) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& f : findings)
-    out.push_back({{"kind", f.kind}, {"severity", f.severity}, {"first_step", f.first_step}, {"last_step", f.last_step},
-                   {"ranks", f.ranks}, {"summary", f.summary}, {"evidence", f.evidence},
-                   {"suggested_fix", f.suggested_fix}});
+  for (const auto& f : findings) out.push_back(finding_json(f));
   return out;
 }
 
