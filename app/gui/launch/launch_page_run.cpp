@@ -204,11 +204,11 @@ void LaunchPage::onFinished(int exit_code, bool stopped) {
                    .arg(preformatted(last.join('\n'))),
                true);
   }
-  if (!doctor_html_.isEmpty()) {  // the doctor's culprit stays named; how the run ended goes under it
-    end_note_ = tr("<p><i>The run ended with exit code %1%2.</i></p>").arg(exit_code)
-                    .arg(exit_code == 124 ? tr(": the launcher stopped every rank (--on-hang stop)") : QString());
-    showBanner(doctor_html_ + end_note_, true);
-  }
+  // The doctor's culprit stays named, with how the run ended under it; its finding may also come
+  // with the final read after the launcher's exit, and then takes this note along.
+  end_note_ = tr("<p><i>The run ended with exit code %1%2.</i></p>").arg(exit_code)
+                  .arg(exit_code == 124 ? tr(": the launcher stopped every rank (--on-hang stop)") : QString());
+  if (!doctor_html_.isEmpty()) showBanner(doctor_html_ + end_note_, true);
   emit statusMessage(tr("Run ended with exit code %1").arg(exit_code));
   emit runFinished(exit_code);
 }
