@@ -75,7 +75,7 @@ TEST(ActivityDetails, SchemaTwoFileIsUpgraded) {
             "VALUES(1, 0, 0, 1, 10, 20, 0, 7, 0, 1)");
   }
   Store store = Store::open(path);
-  ASSERT_EQ(store.migrations_applied().size(), 7u);  // 2 -> 3, 3 -> 4, ..., 7 -> 8, then 8 -> 9
+  ASSERT_EQ(store.migrations_applied().size(), static_cast<std::size_t>(kSchemaVersion - 2));  // 2 -> 3, ... to the newest
   EXPECT_EQ(store.migrations_applied()[0], "2 -> 3: add kernel launch details and copy throughput to activities");
   EXPECT_EQ(store.schema_version(), kSchemaVersion);
   const auto old = load_activity_details(store, 1, 0);
