@@ -86,9 +86,15 @@ sessions::Finding out_of_memory_finding(const std::string& message, const config
                       "SIZE` with this run's model flags for the smallest plan that fits";
     return f;
   }
-  const est::FitAdvice advice = est::advise_fit(run_model_description(spec),
-                                                run_estimate_options(config, spec, world_size, activation_checkpointing),
-                                                *n.capacity);
+  est::FitAdvice advice;
+  try {
+    advice = est::advise_fit(run_model_description(spec),
+                             run_estimate_options(config, spec, world_size, activation_checkpointing), *n.capacity);
+  } catch (const std::exception& e) {  // the OOM is the news: a plan the estimator cannot judge must not hide it
+    f.suggested_fix = std::string("the estimator could not judge this run (") + e.what() +
+                      "): try a smaller micro-batch, activation checkpointing or a higher ZeRO stage";
+    return f;
+  }
   f.evidence += "\nestimator: this plan's device-level bound " + gib(advice.bound_bytes) + " against " +
                 gib(advice.usable_bytes) + " usable (" + gib(advice.capacity_bytes) + " less the " +
                 std::to_string(static_cast<int>(100 * (1 - advice.usable_bytes / advice.capacity_bytes) + 0.5)) +
