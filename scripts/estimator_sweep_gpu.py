@@ -231,7 +231,8 @@ def main():
     p.add_argument("--only", default="", help="run the cases whose name contains this text")
     p.add_argument("--nvme-dir", default=os.path.join(tempfile.gettempdir(), "shardscope-sweep-nvme"))
     p.add_argument("--timeout", type=int, default=240)
-    p.add_argument("--names", default="", help="comma-separated case names to run (e.g. the cases that fit a smaller GPU)")
+    p.add_argument("--names", default="", help="comma-separated case names to run, or @FILE with a name a line "
+                   "(scripts/estimator_sweep_h100_cases.txt: the cases that fit an 80 GB H100)")
     p.add_argument("--cases", default="", help="FIRST:LAST, 1-based and inclusive (the device's 10-minute calls split the sweep)")
     p.add_argument("--deadline", type=float, default=0, help="start no case after this many seconds (0: no limit)")
     p.add_argument("--list", action="store_true", help="print the cases and exit")
@@ -240,7 +241,11 @@ def main():
     args = p.parse_args()
     todo = [c for c in cases() if args.only in c["name"]]
     if args.names:
-        wanted = set(args.names.split(","))
+        if args.names.startswith("@"):
+            with open(args.names[1:]) as f:
+                wanted = {line.strip() for line in f if line.strip()}
+        else:
+            wanted = set(args.names.split(","))
         unknown = wanted - {c["name"] for c in todo}
         if unknown:
             sys.exit("--names: no such case(s): " + ", ".join(sorted(unknown)) + " (see --list)")
