@@ -117,15 +117,17 @@ void summarize_step_stats(Store& store, std::int64_t id, const SummaryOptions& o
   finish_series(s, series);
 }
 
+// The slowest rank's seconds in collectives, and their share of that rank's summed step time.
+void set_slowest_comm_rank(SessionSummary& s, double comm_s, std::optional<double> step_ms) {
+  s.comm_time_s = comm_s;
+  if (step_ms && *step_ms > 0) s.comm_fraction = comm_s / (*step_ms / 1e3);
+}
+
 void summarize_comm_stats(SqliteDb& db, std::int64_t id, SessionSummary& s) {
   Statement per_rank(db, "SELECT rank, comm_latency_us, step_time_ms FROM rank_stats WHERE session_id = ? AND "
                          "comm_records > 0 ORDER BY comm_latency_us DESC, rank LIMIT 1");
   per_rank.bind(1, id);
-  if (per_rank.step()) {
-    s.comm_time_s = per_rank.real(1) / 1e6;
-    if (auto step_ms = per_rank.optional_real(2); step_ms && *step_ms > 0)
-      s.comm_fraction = *s.comm_time_s / (*step_ms / 1e3);
-  }
+  if (per_rank.step()) set_slowest_comm_rank(s, per_rank.real(1) / 1e6, per_rank.optional_real(2));
   Statement ops(db, "SELECT op, SUM(count), SUM(bytes), SUM(latency_us), SUM(algbw_sum) / SUM(algbw_n), "
                     "SUM(busbw_sum) / SUM(busbw_n) FROM comm_stats WHERE session_id = ? GROUP BY op "
                     "ORDER BY SUM(latency_us) DESC");
@@ -150,11 +152,7 @@ void summarize_comms(SqliteDb& db, std::int64_t id, SessionSummary& s) {
                          "t.session_id = ?1 AND t.rank = c.rank) FROM (SELECT rank, SUM(latency_us) AS total_us "
                          "FROM comms WHERE session_id = ?1 GROUP BY rank) c ORDER BY c.total_us DESC, c.rank LIMIT 1");
   per_rank.bind(1, id);
-  if (per_rank.step()) {
-    s.comm_time_s = per_rank.real(1) / 1e6;
-    if (auto step_ms = per_rank.optional_real(2); step_ms && *step_ms > 0)
-      s.comm_fraction = *s.comm_time_s / (*step_ms / 1e3);
-  }
+  if (per_rank.step()) set_slowest_comm_rank(s, per_rank.real(1) / 1e6, per_rank.optional_real(2));
   Statement ops(db, "SELECT op, COUNT(*), SUM(bytes), SUM(latency_us), AVG(algbw_gbps), AVG(busbw_gbps) "
                     "FROM comms WHERE session_id = ? GROUP BY op ORDER BY SUM(latency_us) DESC");
   ops.bind(1, id);
@@ -171,9 +169,7 @@ void summarize_comm_summaries(SqliteDb& db, std::int64_t id, SessionSummary& s) 
                          "LIMIT 1");
   per_rank.bind(1, id);
   if (!per_rank.step()) return;
-  s.comm_time_s = per_rank.real(1) / 1e3;
-  if (auto step_ms = per_rank.optional_real(2); step_ms && *step_ms > 0)
-    s.comm_fraction = *s.comm_time_s / (*step_ms / 1e3);
+  set_slowest_comm_rank(s, per_rank.real(1) / 1e3, per_rank.optional_real(2));
   Statement ops(db, "SELECT op, SUM(count), SUM(message_bytes * count), SUM(total_latency_ms), "
                     "SUM(algbw_gbps * count) / MAX(SUM(count), 1), SUM(busbw_gbps * count) / MAX(SUM(count), 1) "
                     "FROM comm_summaries WHERE session_id = ? GROUP BY op ORDER BY SUM(total_latency_ms) DESC");
