@@ -1,8 +1,5 @@
 #include "estimator/fit_advice.hpp"
 
-#include <algorithm>
-#include <functional>
-
 #include "estimator/byte_units.hpp"
 #include "estimator/estimator_error.hpp"
 #include "estimator/plan_estimate.hpp"
