@@ -210,6 +210,13 @@ std::optional<Finding> decode_line(const std::string& line, double now, const st
   return std::nullopt;
 }
 
+// A line that speaks after a reported stall may be the stall's own end: a collective's timeout or
+// a peer's error. Seconds after the first such line during which the stall may still be explained.
+constexpr double kResumeGraceS = 5;
+
+// The findings that say the silence before them was ranks waiting in a collective.
+bool explains_a_stall(const Finding& f) { return f.kind == "hang" || f.kind == "nccl_error" || f.kind == "peer_lost"; }
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -242,6 +249,11 @@ std::optional<Finding> OutputDoctor::on_line(const std::string& line, double now
   if (!finding || !seen_.insert(finding->kind + "|" + rank + "|" + finding->summary).second) return std::nullopt;
   if (steps_ > 0) finding->first_step = finding->last_step = steps_;
   if (finding->severity == "error") reported_error_ = true;
+  if (resumed_at_ && explains_a_stall(*finding)) {
+    finding->evidence += "\nit ended the " + std::to_string(static_cast<long long>(*resumed_at_ - stall_began_)) +
+                         " s of silence reported as a stall";
+    resumed_at_.reset();  // the stall was a hang, not a slow stretch
+  }
   return finding;
 }
 
@@ -265,11 +277,13 @@ double OutputDoctor::hang_bound() const {
 
 std::optional<Finding> OutputDoctor::check(double now) {
   start(now);
-  if (resumed_at_) return stall_ended();
+  if (resumed_at_ && (steps_ > stalled_at_step_ || now - *resumed_at_ >= kResumeGraceS)) return stall_ended();
+  if (resumed_at_) return std::nullopt;
   const double silent = now - last_activity_;
   if (stalled_ || silent < hang_bound()) return std::nullopt;
   stalled_ = true;
   stall_began_ = last_activity_;
+  stalled_at_step_ = steps_;
   Finding f;
   f.kind = "stall";
   f.severity = "error";
@@ -285,6 +299,11 @@ std::optional<Finding> OutputDoctor::check(double now) {
                     "ends the collective after DEEPSPEED_TIMEOUT minutes (10 by default) and names a waiting rank; "
                     "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 records each rank's collectives";
   return f;
+}
+
+std::optional<Finding> OutputDoctor::finish() {
+  if (resumed_at_) return stall_ended();
+  return std::nullopt;
 }
 
 std::optional<Finding> OutputDoctor::stall_ended() {

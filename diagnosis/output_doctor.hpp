@@ -42,9 +42,12 @@ class OutputDoctor {
   /// The highest step seen so far, at `now`: a new step restarts the stall clock.
   void on_steps(std::int64_t steps, double now);
   /// A stall finding the first time the command has been silent past the bound; when it speaks
-  /// again, an info finding "stall_ended" saying how long it was silent; nullopt else. A later
-  /// silence is news again.
+  /// again, an info finding "stall_ended" saying how long it was silent (at a new step, or after a
+  /// few seconds' grace in which no timeout or collective error explained the silence as a real
+  /// hang); nullopt else. A later silence is news again.
   std::optional<sessions::Finding> check(double now);
+  /// At the command's end: the "stall_ended" still in its grace, if any.
+  std::optional<sessions::Finding> finish();
   /// The bound `check` applies now, in seconds.
   double hang_bound() const;
   /// Whether a finding of severity "error" came from the output (a run that failed before its
@@ -63,6 +66,7 @@ class OutputDoctor {
   std::vector<double> step_times_;  ///< when each new step count was seen (the last 64)
   bool stalled_ = false;       ///< a stall was reported and nothing has happened since
   double stall_began_ = 0;     ///< the last activity before the reported stall
+  std::int64_t stalled_at_step_ = 0;  ///< steps_ when the stall was reported
   std::optional<double> resumed_at_;  ///< activity after a reported stall, not yet said
   bool reported_error_ = false;       ///< see reported_error()
   std::set<std::string> seen_; ///< kind|rank|summary of the decoded findings already reported

@@ -398,6 +398,7 @@ int run_watch_command(const CommandArgs& args) {
     std::cerr << "shardscope watch: ended " << ended << " process(es) the command left behind\n";
   follower.finish();
   for (const auto& finding : doctor.numerics.check(unix_now())) report_finding(finding, sink);  // the last polls' steps
+  if (const auto finding = doctor.output.finish()) report_finding(*finding, sink);
   if (!doctor.output.reported_error()) report_failed_start(follower, tail, result, sink);
   record_end(w, out_dir, sink, follower, result);
   print_closing_summary("shardscope watch", "the command", result.exit_code, w.uid, w.db);

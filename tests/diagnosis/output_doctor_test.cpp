@@ -143,7 +143,8 @@ TEST(OutputDoctor, AStallIsSilencePastTheBoundWhileTheCommandRuns) {
   EXPECT_NE(early->evidence.find("before the first step"), std::string::npos);
   EXPECT_FALSE(doctor.check(400)) << "one finding per silence";
   doctor.on_line("Building extension module fused_adam...", 405);
-  const auto ended = doctor.check(406);
+  EXPECT_FALSE(doctor.check(406)) << "a few seconds' grace: the line may be a timeout's traceback";
+  const auto ended = doctor.check(410.5);
   ASSERT_TRUE(ended);
   EXPECT_EQ(ended->kind, "stall_ended");
   EXPECT_EQ(ended->severity, "info");
@@ -161,6 +162,53 @@ TEST(OutputDoctor, AStallIsSilencePastTheBoundWhileTheCommandRuns) {
   // Slow steps raise the bound: 10 s apart -> 200 s.
   for (int s = 11; s <= 30; ++s) doctor.on_steps(s, 500 + 10.0 * (s - 10));
   EXPECT_DOUBLE_EQ(doctor.hang_bound(), 200);
+}
+
+TEST(OutputDoctor, ATimeoutAfterTheSilenceMakesTheStallAHang) {
+  // What a DeepSpeed run on gloo prints when rank 1 skipped an all-reduce (DEEPSPEED_TIMEOUT=1):
+  // silence, then rank 0's traceback and gloo's timeout, then rank 1 loses its peer.
+  OutputDoctorOptions options;
+  options.hang_after_s = 10;
+  OutputDoctor doctor(options);
+  doctor.on_steps(3, 100);
+  ASSERT_TRUE(doctor.check(111));
+  doctor.on_line("[rank0]: Traceback (most recent call last):", 160);
+  EXPECT_FALSE(doctor.check(160.2));
+  const auto hang = doctor.on_line(
+      "[rank0]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting "
+      "60000ms for recv operation to complete", 160.3);
+  ASSERT_TRUE(hang);
+  EXPECT_EQ(hang->kind, "hang");
+  EXPECT_NE(hang->evidence.find("it ended the 60 s of silence reported as a stall"), std::string::npos) << hang->evidence;
+  EXPECT_TRUE(doctor.on_line("[rank1]: RuntimeError: [../gloo/transport/tcp/pair.cc:547] Connection closed by peer "
+                             "[127.0.0.1]:50571", 160.4));
+  EXPECT_FALSE(doctor.check(170)) << "no stall_ended: the silence was a hang";
+  EXPECT_FALSE(doctor.finish());
+}
+
+TEST(OutputDoctor, AStallThatEndsAtTheCommandsEndIsSaid) {
+  OutputDoctorOptions options;
+  options.hang_after_s = 10;
+  OutputDoctor doctor(options);
+  doctor.on_steps(3, 100);
+  ASSERT_TRUE(doctor.check(111));
+  doctor.on_line("saving the last checkpoint ... done", 130);
+  const auto ended = doctor.finish();
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->kind, "stall_ended");
+  EXPECT_FALSE(doctor.finish());
+}
+
+TEST(OutputDoctor, ANewStepEndsTheStallAtOnce) {
+  OutputDoctorOptions options;
+  options.hang_after_s = 10;
+  OutputDoctor doctor(options);
+  doctor.on_steps(3, 100);
+  ASSERT_TRUE(doctor.check(111));
+  doctor.on_steps(4, 130);
+  const auto ended = doctor.check(130.1);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->kind, "stall_ended");
 }
 
 TEST(OutputDoctor, TheUsersBoundWinsOnceStepsCome) {

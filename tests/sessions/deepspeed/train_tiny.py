@@ -26,6 +26,10 @@ def main():
     parser.add_argument("--stall-rank", type=int, default=-1, help="this rank stops before --stall-step's backward")
     parser.add_argument("--stall-step", type=int, default=3)
     parser.add_argument("--stall-seconds", type=float, default=3600)
+    parser.add_argument("--skip-rank", type=int, default=-1,
+                        help="average the loss over the ranks after each step, and let this rank skip that "
+                             "all-reduce after --skip-step: its peers wait in it until gloo's timeout")
+    parser.add_argument("--skip-step", type=int, default=3)
     parser = deepspeed.add_config_arguments(parser)
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -48,6 +52,8 @@ def main():
             time.sleep(args.stall_seconds)  # a stuck rank (a slow data loader): its peers wait in the all-reduce
         engine.backward(loss)
         engine.step()
+        if args.skip_rank >= 0 and not (engine.global_rank == args.skip_rank and engine.global_steps == args.skip_step):
+            dist.all_reduce(loss.detach().clone())  # the mean loss for the log, as many scripts do
         if engine.is_gradient_accumulation_boundary():
             # DeepSpeed's engine writes no loss to its monitors (its pipeline engine does, under
             # this name); a training script logs its own through the monitor API, as here.
