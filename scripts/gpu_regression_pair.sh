@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 30's GPU pair: profiled runs on one H200 that differ in one kernel-relevant setting, and the
+# Issue 30's GPU pair: profiled runs on one GPU (H200 or H100) that differ in one kernel-relevant setting, and the
 # regression check naming the kernels that moved. GPT-2 350M shape, bf16, micro-batch 8, seq 1024,
 # 40 steps with a CUPTI window at steps 20-24, interleaved so both sides see the same machine:
 #   base-1, ckpt-1, base-2, ckpt-2, fp16-1, fp16-2
 # (ckpt: --activation-checkpointing, each block's forward recomputed in backward; fp16: the fp16
 # block with dynamic loss scaling instead of bf16). Then `sessions check` base vs ckpt, base vs fp16
 # and base-1 vs base-2 (nothing changed), text and --json, and `sessions show --profile` of one run.
-# Usage on the nvidia-h200 machine: bash scripts/gpu_regression_pair.sh
+# Usage on the GPU machine: bash scripts/gpu_regression_pair.sh (docs/sessions.md has the results)
 export SKIP_CUDA_TESTS=1
 source "$(dirname "$0")/gpu_check_common.sh" gpu-regression-pair
 tail -n 3 "$OUT_DIR/build-and-cuda-tests.log"

@@ -9,9 +9,10 @@ source "$(dirname "$0")/deps_common.sh"
 
 # ---- Debian packages of the tests
 # GoogleTest; clang with its runtime for the libFuzzer build (scripts/fuzz.sh); OpenSSH servers in
-# network namespaces, pdsh and mpirun as launchers, fio beside the I/O benchmark.
+# network namespaces, pdsh and mpirun as launchers, fio beside the I/O benchmark, xz for the
+# compressed session stores of GPU runs in tests/sessions/data.
 PACKAGES=(libgtest-dev libgmock-dev clang libclang-rt-14-dev
-          openssh-server openssh-client pdsh openmpi-bin iproute2 fio)
+          openssh-server openssh-client pdsh openmpi-bin iproute2 fio xz-utils)
 # A real X server with a window manager for the GUI tests and screenshots.
 GUI_PACKAGES=(xvfb xauth openbox xdotool x11-utils)
 [[ "${1:-}" == "--no-gui" ]] || PACKAGES+=("${GUI_PACKAGES[@]}")

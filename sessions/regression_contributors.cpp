@@ -50,9 +50,15 @@ std::string kernel_family(const std::string& kernel_name) {
   erase_all(s, "(anonymous namespace)::");
   s = without_arguments(s);
   const std::string l = lower(s);
-  // cuBLAS and CUTLASS name one GEMM per tile shape and arch; the family is what a user can act on.
-  if (l.find("gemm") != std::string::npos || l.rfind("cutlass", 0) == 0 || l.find("cublas") != std::string::npos)
+  // cuBLAS and CUTLASS name one GEMM per tile shape and arch (cuBLASLt's Hopper kernels are
+  // `nvjet_sm90_tst_256x128_...`); the family is what a user can act on.
+  if (l.find("gemm") != std::string::npos || l.rfind("cutlass", 0) == 0 || l.find("cublas") != std::string::npos ||
+      l.rfind("nvjet_", 0) == 0)
     return "gemm";
+  // cuDNN's fused attention, likewise one name per tile and knob:
+  // cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_...
+  if (l.rfind("cudnn_generated", 0) == 0 && l.find("sdpa") != std::string::npos)
+    return l.find("bprop") != std::string::npos ? "cudnn sdpa backward" : "cudnn sdpa forward";
   return s.empty() ? kernel_name : s;
 }
 

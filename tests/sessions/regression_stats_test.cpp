@@ -185,6 +185,13 @@ TEST(RegressionContributors, KernelFamilies) {
   EXPECT_EQ(kernel_family("void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<float, float>(float const*, int)"),
             "at::native::layer_norm_grad_input_kernel");
   EXPECT_EQ(kernel_family("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_tn"), "gemm");
+  // What an H100 run of torch 2.11 / CUDA 13 recorded (docs/sessions.md, the GPU pair).
+  EXPECT_EQ(kernel_family("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_NNT"), "gemm");
+  EXPECT_EQ(kernel_family("nvjet_sm90_hsh_128x256_64x4_2x1_v_bz_coopA_TNN"), "gemm");
+  EXPECT_EQ(kernel_family("cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_1x4x1_cga1x1x1_"
+                          "kernel0_0"), "cudnn sdpa backward");
+  EXPECT_EQ(kernel_family("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_"
+                          "kernel0_0"), "cudnn sdpa forward");
   EXPECT_EQ(kernel_family("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), "nccl:AllReduce");
   EXPECT_EQ(kernel_family("elementwise_kernel"), "elementwise_kernel");
 }
