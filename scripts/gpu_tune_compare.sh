@@ -5,7 +5,8 @@
 # offload is left out as DeepSpeed refuses it). First the model-based tuner with its default early
 # stopping, then every point (gridsearch, no early stopping); each writes its table and report.
 # The grid's best throughput and total trial time beside the tuner's are in $OUT/tune-compare.txt.
-# Usage on the GPU machine: bash scripts/gpu_tune_compare.sh
+# Usage on the GPU machine: bash scripts/gpu_tune_compare.sh [TUNER_SECONDS GRID_SECONDS]
+# (the time limits of the two tune runs; 150 and 340 by default)
 # (TUNE_WHERE and TUNE_SHAPE override the GPU and the shape for a dry run on CPU ranks.)
 export SKIP_CUDA_TESTS=1
 source "$(dirname "$0")/gpu_check_common.sh" gpu-tune-compare
@@ -32,6 +33,6 @@ tune() {  # $1 = label, $2 = time limit (s), then tune's flags
   cp "$work/$label/ds_config.json" "$ARCHIVE_DIR/tune-$label-ds_config.json" 2>/dev/null
   tail -n 40 "$OUT_DIR/tune-$label.log"
 }
-tune model_based 150 --tuner model_based
-tune grid 340 --tuner gridsearch --early-stopping 0 --trials 100
+tune model_based "${1:-150}" --tuner model_based
+tune grid "${2:-340}" --tuner gridsearch --early-stopping 0 --trials 100
 "$CLI" report > "$OUT_DIR/versions.txt" 2>&1
