@@ -7,7 +7,8 @@
 # The grid's best throughput and total trial time beside the tuner's are in $OUT/tune-compare.txt.
 # Usage on the GPU machine: bash scripts/gpu_tune_compare.sh [TUNER_SECONDS GRID_SECONDS]
 # (the time limits of the two tune runs; 150 and 340 by default)
-# (TUNE_WHERE and TUNE_SHAPE override the GPU and the shape for a dry run on CPU ranks.)
+# (TUNE_WHERE and TUNE_SHAPE override the GPU and the shape for a dry run on CPU ranks, TUNE_SPACE
+# the space: --space flags.)
 export SKIP_CUDA_TESTS=1
 source "$(dirname "$0")/gpu_check_common.sh" gpu-tune-compare
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | tee "$OUT_DIR/gpu.txt"
@@ -22,6 +23,7 @@ read -r -a SHAPE <<< "${TUNE_SHAPE:---model gpt2 --layers 24 --hidden 2048 --hea
 SPACE=(--space zero_optimization.stage=0,1,2,3 --space train_micro_batch_size_per_gpu=8,16
        --space activation_checkpointing=false,true --space zero_optimization.offload_optimizer.device=none,cpu
        --space zero_optimization.offload_param.device=none)
+[[ -n ${TUNE_SPACE:-} ]] && read -r -a SPACE <<< "$TUNE_SPACE"
 tune() {  # $1 = label, $2 = time limit (s), then tune's flags
   local label=$1 limit=$2; shift 2
   local start=$SECONDS
