@@ -14,22 +14,13 @@ namespace {
 using sessions::Finding;
 using sessions::StepMetrics;
 
-// One step over every rank that reported it.
-struct StepView {
-  std::int64_t step = 0;
-  std::vector<int> nonfinite_ranks;
-  bool any_inf_only = true;   ///< every non-finite loss is ±Inf (none NaN)
-  std::optional<double> mean_loss;  ///< over the ranks with a finite loss
-  bool skipped = false;
-  std::optional<double> loss_scale;
-};
-
-std::vector<StepView> by_step(const std::vector<StepMetrics>& steps) {
+// One StepNumerics per step; a step's finite losses are summed in the order of `steps`.
+std::vector<StepNumerics> fold_steps(const std::vector<StepMetrics>& steps) {
   std::map<std::int64_t, std::vector<const StepMetrics*>> grouped;
   for (const auto& s : steps) grouped[s.step].push_back(&s);
-  std::vector<StepView> views;
+  std::vector<StepNumerics> views;
   for (const auto& [step, ranks] : grouped) {
-    StepView v;
+    StepNumerics v;
     v.step = step;
     double sum = 0;
     int finite = 0;
@@ -65,8 +56,8 @@ std::string ranks_text(const std::vector<int>& ranks) {
 }
 
 // The first non-finite loss and how long it lasted.
-void add_nonfinite(const std::vector<StepView>& views, std::vector<Finding>& out) {
-  const auto first = std::find_if(views.begin(), views.end(), [](const StepView& v) { return !v.nonfinite_ranks.empty(); });
+void add_nonfinite(const std::vector<StepNumerics>& views, std::vector<Finding>& out) {
+  const auto first = std::find_if(views.begin(), views.end(), [](const StepNumerics& v) { return !v.nonfinite_ranks.empty(); });
   if (first == views.end()) return;
   auto last = first;
   for (auto it = first; it != views.end() && !it->nonfinite_ranks.empty(); ++it) last = it;
@@ -89,7 +80,7 @@ void add_nonfinite(const std::vector<StepView>& views, std::vector<Finding>& out
   out.push_back(std::move(f));
 }
 
-Finding overflow_finding(const std::vector<StepView>& views, std::size_t begin, std::size_t end,
+Finding overflow_finding(const std::vector<StepNumerics>& views, std::size_t begin, std::size_t end,
                          const NumericsOptions& o) {
   Finding f;
   f.kind = "overflow_streak";
@@ -113,7 +104,7 @@ Finding overflow_finding(const std::vector<StepView>& views, std::size_t begin, 
   return f;
 }
 
-void add_overflow_streaks(const std::vector<StepView>& views, const NumericsOptions& o, std::vector<Finding>& out) {
+void add_overflow_streaks(const std::vector<StepNumerics>& views, const NumericsOptions& o, std::vector<Finding>& out) {
   std::size_t i = 0;
   while (i < views.size()) {
     if (!views[i].skipped) {
@@ -127,7 +118,7 @@ void add_overflow_streaks(const std::vector<StepView>& views, const NumericsOpti
   }
 }
 
-void add_spikes(const std::vector<StepView>& views, const NumericsOptions& o, std::vector<Finding>& out) {
+void add_spikes(const std::vector<StepNumerics>& views, const NumericsOptions& o, std::vector<Finding>& out) {
   std::vector<double> history;  // finite mean losses before the step, newest last
   Finding* open = nullptr;      // the spike being extended over consecutive steps
   for (const auto& v : views) {
@@ -167,8 +158,13 @@ void add_spikes(const std::vector<StepView>& views, const NumericsOptions& o, st
 
 }  // namespace
 
+std::vector<StepNumerics> step_numerics(const std::vector<StepMetrics>& steps) { return fold_steps(steps); }
+
 std::vector<Finding> find_numerics(const std::vector<StepMetrics>& steps, const NumericsOptions& options) {
-  const auto views = by_step(steps);
+  return find_numerics(fold_steps(steps), options);
+}
+
+std::vector<Finding> find_numerics(const std::vector<StepNumerics>& views, const NumericsOptions& options) {
   std::vector<Finding> findings;
   add_nonfinite(views, findings);
   add_overflow_streaks(views, options, findings);

@@ -19,7 +19,8 @@ std::vector<sessions::Finding> review_session(const SessionMaterial& m) {
   std::vector<sessions::Finding> findings = m.stored;
   if (!has_kind(findings, "hang") && m.status != "completed" && any_open(m.marks))
     findings.push_back(diagnose_hang(m.marks, m.run));
-  for (auto& f : find_numerics(m.steps))
+  auto numerics = m.step_numerics.empty() ? find_numerics(m.steps) : find_numerics(m.step_numerics);
+  for (auto& f : numerics)
     if (!has_kind(m.stored, f.kind)) findings.push_back(std::move(f));
   for (auto& f : find_stragglers(m.timers, m.run))
     if (!has_kind(m.stored, f.kind)) findings.push_back(std::move(f));

@@ -18,6 +18,8 @@ struct SessionMaterial {
   std::string status;  ///< the session's status ("running", "completed", "failed", ...)
   std::vector<sessions::Finding> stored;
   std::vector<sessions::StepMetrics> steps;
+  /// The steps already folded (a stored session's pre-aggregates); a material fills this or `steps`.
+  std::vector<StepNumerics> step_numerics;
   std::vector<sessions::TimerBreakdown> timers;
   /// The timers as a store reads them (sessions::load_timer_columns); a material fills this or `timers`.
   std::vector<sessions::TimerColumn> timer_columns;
