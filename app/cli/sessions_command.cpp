@@ -310,11 +310,13 @@ ShownProfile load_shown_profile(const ParsedArgs& parsed, Store& store, std::int
   }
   const auto records = profiler::load_profile_records(store, id);
   const profiler::ProfileSelection selection = selection_from_flags(parsed, profiler::profile_origin_ns(records));
-  const auto kept = profiler::select_records(records, selection);
-  if (!selection.empty()) {
-    shown.selected = profiler::describe_selection(selection, profiler::profile_origin_ns(records));
-    shown.selected_collectives = profiler::summarize_collectives(kept.comms);
+  if (selection.empty()) {  // no copy: select_records would copy every record (5 M kernels, ~1 GB)
+    shown.analyses = profiler::analyze_records(records, options);
+    return shown;
   }
+  const auto kept = profiler::select_records(records, selection);
+  shown.selected = profiler::describe_selection(selection, profiler::profile_origin_ns(records));
+  shown.selected_collectives = profiler::summarize_collectives(kept.comms);
   shown.analyses = profiler::analyze_records(kept, options);
   return shown;
 }
