@@ -20,7 +20,7 @@ namespace shardscope::diagnosis {
 
 struct StoredReviewOptions {
   /// Sessions with more step and timer rows than this are reviewed from the pre-aggregates (at
-  /// 1,024 ranks, about 170 steps); 0 reviews every schema-10 session that way.
+  /// 1,024 ranks with 5 timers, about 160 steps); 0 reviews every schema-10 session that way.
   std::int64_t full_read_rows = 1'000'000;
 };
 
