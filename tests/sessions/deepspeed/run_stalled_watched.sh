@@ -9,17 +9,7 @@
 # usage: run_stalled_watched.sh SHARDSCOPE VENV OUT_DIR
 set -euo pipefail
 cli=$1 venv=$2 out=$3
-here=$(cd "$(dirname "$0")" && pwd)
-if ! "$venv/bin/python" -c "import deepspeed" >/dev/null 2>&1; then
-  echo "SKIP: $venv has no deepspeed (scripts/install_test_deps.sh installs it)"
-  exit 77
-fi
-rm -rf "$out"
-mkdir -p "$out"
-cd "$out"
-cp "$here/ds_config.json" ds_config.json
-port=$("$venv/bin/python" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-export DS_ACCELERATOR=cpu PATH="$venv/bin:$PATH" OMP_NUM_THREADS=1
+source "$(dirname "$0")/watched_run_setup.sh"
 start=$(date +%s)
 set +e
 "$cli" watch --db "$out/watch.db" --out "$out/watch" --name stalled --poll-ms 200 --hang-after 10 -- \
