@@ -61,7 +61,7 @@ void compare_in_one_file(const std::vector<SessionRef>& refs, std::int64_t warmu
   out.environment_diff = std::move(c.environment_diff);
   out.run_diff = std::move(c.run_diff);
   for (const auto& curve : c.curves) {
-    RawCurve raw{curve.metric, {}};
+    RawCurve raw{curve.metric, {}, {}};
     for (const auto& values : curve.values) raw.sessions.push_back(series_of(curve.steps, values));
     out.curves.push_back(std::move(raw));
   }
@@ -88,12 +88,12 @@ void compare_across_files(const std::vector<SessionRef>& refs, std::int64_t warm
   std::vector<ss::Metric> metrics = compared_metrics();
   metrics.push_back(ss::Metric::kSamplesPerS);  // the throughput of runs without tokens/s
   for (auto metric : metrics) {
-    RawCurve raw{ss::metric_name(metric), {}};
+    RawCurve raw{ss::metric_name(metric), {}, {}};
     for (const auto& r : refs) raw.sessions.push_back(series_of(ss::load_curve(*stores[r.file], r.id, metric)));
     out.curves.push_back(std::move(raw));
   }
   for (const auto& name : timers) {
-    RawCurve raw{"timer:" + name, {}};
+    RawCurve raw{"timer:" + name, {}, {}};
     for (const auto& r : refs) raw.sessions.push_back(series_of(ss::load_timer_curve(*stores[r.file], r.id, name)));
     out.curves.push_back(std::move(raw));
   }
@@ -120,12 +120,6 @@ ss::Store open_for_catalog(const std::string& file) {
       throw std::runtime_error(read_only_error.what());  // the first reason says what is wrong
     }
   }
-}
-
-bool has_points(const RawCurve& curve) {
-  for (const auto& series : curve.sessions)
-    if (!series.x.empty()) return true;
-  return false;
 }
 
 // Sessions with samples/s and no tokens/s (an imported or watched DeepSpeed run: its
