@@ -40,6 +40,19 @@ CollectiveMark mark_of(const Statement& q) {
   return m;
 }
 
+// The columns of a steps row the numerics doctor reads.
+constexpr const char* kNumericsColumns = "SELECT step, rank, loss, loss_scale, skipped FROM steps";
+
+StepMetrics numerics_of(const Statement& q) {
+  StepMetrics m;
+  m.step = q.int64(0);
+  m.rank = static_cast<int>(q.int64(1));
+  m.loss = q.optional_real(2);
+  m.loss_scale = q.optional_real(3);
+  m.skipped = q.int64(4) != 0;
+  return m;
+}
+
 std::vector<std::int64_t> sequences_of(const std::string& list) {
   std::vector<std::int64_t> sequences;
   for (std::size_t at = 0; at < list.size();) {
@@ -83,19 +96,10 @@ std::vector<CollectiveMark> load_collective_marks(Store& store, std::int64_t ses
 
 std::vector<StepMetrics> load_step_numerics(Store& store, std::int64_t session_id) {
   // The primary key (session_id, step, rank) gives the order; five columns of sixteen.
-  Statement q(store.db(), "SELECT step, rank, loss, loss_scale, skipped FROM steps WHERE session_id = ? "
-                          "ORDER BY step, rank");
+  Statement q(store.db(), (std::string(kNumericsColumns) + " WHERE session_id = ? ORDER BY step, rank").c_str());
   q.bind(1, session_id);
   std::vector<StepMetrics> steps;
-  while (q.step()) {
-    StepMetrics m;
-    m.step = q.int64(0);
-    m.rank = static_cast<int>(q.int64(1));
-    m.loss = q.optional_real(2);
-    m.loss_scale = q.optional_real(3);
-    m.skipped = q.int64(4) != 0;
-    steps.push_back(m);
-  }
+  while (q.step()) steps.push_back(numerics_of(q));
   return steps;
 }
 
@@ -122,9 +126,6 @@ std::vector<TimerColumn> load_timer_columns(Store& store, std::int64_t session_i
   return columns;
 }
 
-}  // namespace shardscope::sessions
-
-namespace shardscope::sessions {
 
 std::vector<StepLossStats> load_step_loss_stats(Store& store, std::int64_t session_id) {
   Statement q(store.db(), "SELECT step, skipped, loss_n, loss_sum, loss_min, loss_max, loss_scale_min FROM step_stats "
@@ -138,19 +139,10 @@ std::vector<StepLossStats> load_step_loss_stats(Store& store, std::int64_t sessi
 }
 
 std::vector<StepMetrics> load_step_numerics_at(Store& store, std::int64_t session_id, std::int64_t step) {
-  Statement q(store.db(), "SELECT rank, loss, loss_scale, skipped FROM steps WHERE session_id = ? AND step = ? "
-                          "ORDER BY rank");
+  Statement q(store.db(), (std::string(kNumericsColumns) + " WHERE session_id = ? AND step = ? ORDER BY rank").c_str());
   q.bind(1, session_id).bind(2, step);
   std::vector<StepMetrics> rows;
-  while (q.step()) {
-    StepMetrics m;
-    m.step = step;
-    m.rank = static_cast<int>(q.int64(0));
-    m.loss = q.optional_real(1);
-    m.loss_scale = q.optional_real(2);
-    m.skipped = q.int64(3) != 0;
-    rows.push_back(m);
-  }
+  while (q.step()) rows.push_back(numerics_of(q));
   return rows;
 }
 
@@ -200,9 +192,6 @@ std::map<int, std::int64_t> load_last_steps(Store& store, std::int64_t session_i
   return last_steps;
 }
 
-}  // namespace shardscope::sessions
-
-namespace shardscope::sessions {
 
 std::vector<MarkEnds> load_mark_ends(Store& store, std::int64_t session_id) {
   // GROUP BY in the primary key's order streams: one pass, one row per rank and group kept.
