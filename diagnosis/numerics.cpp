@@ -14,35 +14,6 @@ namespace {
 using sessions::Finding;
 using sessions::StepMetrics;
 
-// One StepNumerics per step; a step's finite losses are summed in the order of `steps`.
-std::vector<StepNumerics> fold_steps(const std::vector<StepMetrics>& steps) {
-  std::map<std::int64_t, std::vector<const StepMetrics*>> grouped;
-  for (const auto& s : steps) grouped[s.step].push_back(&s);
-  std::vector<StepNumerics> views;
-  for (const auto& [step, ranks] : grouped) {
-    StepNumerics v;
-    v.step = step;
-    double sum = 0;
-    int finite = 0;
-    for (const auto* s : ranks) {
-      v.skipped = v.skipped || s->skipped;
-      if (s->loss_scale) v.loss_scale = v.loss_scale ? std::min(*v.loss_scale, *s->loss_scale) : *s->loss_scale;
-      if (!s->loss) continue;
-      if (std::isfinite(*s->loss)) {
-        sum += *s->loss;
-        ++finite;
-      } else {
-        v.nonfinite_ranks.push_back(s->rank);
-        v.any_inf_only = v.any_inf_only && std::isinf(*s->loss);
-      }
-    }
-    if (finite) v.mean_loss = sum / finite;
-    std::sort(v.nonfinite_ranks.begin(), v.nonfinite_ranks.end());
-    views.push_back(std::move(v));
-  }
-  return views;
-}
-
 std::string number(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", v);
@@ -158,10 +129,38 @@ void add_spikes(const std::vector<StepNumerics>& views, const NumericsOptions& o
 
 }  // namespace
 
-std::vector<StepNumerics> step_numerics(const std::vector<StepMetrics>& steps) { return fold_steps(steps); }
+// A step's finite losses are summed in the order of `steps`.
+std::vector<StepNumerics> step_numerics(const std::vector<StepMetrics>& steps) {
+  std::map<std::int64_t, std::vector<const StepMetrics*>> grouped;
+  for (const auto& s : steps) grouped[s.step].push_back(&s);
+  std::vector<StepNumerics> views;
+  for (const auto& [step, ranks] : grouped) {
+    StepNumerics v;
+    v.step = step;
+    double sum = 0;
+    int finite = 0;
+    for (const auto* s : ranks) {
+      v.skipped = v.skipped || s->skipped;
+      if (s->loss_scale) v.loss_scale = v.loss_scale ? std::min(*v.loss_scale, *s->loss_scale) : *s->loss_scale;
+      if (!s->loss) continue;
+      if (std::isfinite(*s->loss)) {
+        sum += *s->loss;
+        ++finite;
+      } else {
+        v.nonfinite_ranks.push_back(s->rank);
+        v.any_inf_only = v.any_inf_only && std::isinf(*s->loss);
+      }
+    }
+    if (finite) v.mean_loss = sum / finite;
+    std::sort(v.nonfinite_ranks.begin(), v.nonfinite_ranks.end());
+    views.push_back(std::move(v));
+  }
+  return views;
+}
+
 
 std::vector<Finding> find_numerics(const std::vector<StepMetrics>& steps, const NumericsOptions& options) {
-  return find_numerics(fold_steps(steps), options);
+  return find_numerics(step_numerics(steps), options);
 }
 
 std::vector<Finding> find_numerics(const std::vector<StepNumerics>& views, const NumericsOptions& options) {
