@@ -164,14 +164,24 @@ TEST(OutputDoctor, AStallIsSilencePastTheBoundWhileTheCommandRuns) {
   EXPECT_DOUBLE_EQ(doctor.hang_bound(), 200);
 }
 
-TEST(OutputDoctor, ATimeoutAfterTheSilenceMakesTheStallAHang) {
+// A run with --hang-after 10 whose output fell silent after step 3 (at 100 s), reported at 111 s.
+class OutputDoctorAfterAStall : public ::testing::Test {
+ protected:
+  static OutputDoctorOptions bound_of_10_s() {
+    OutputDoctorOptions options;
+    options.hang_after_s = 10;
+    return options;
+  }
+  void SetUp() override {
+    doctor.on_steps(3, 100);
+    ASSERT_TRUE(doctor.check(111));
+  }
+  OutputDoctor doctor{bound_of_10_s()};
+};
+
+TEST_F(OutputDoctorAfterAStall, ATimeoutAfterTheSilenceMakesTheStallAHang) {
   // What a DeepSpeed run on gloo prints when rank 1 skipped an all-reduce (DEEPSPEED_TIMEOUT=1):
   // silence, then rank 0's traceback and gloo's timeout, then rank 1 loses its peer.
-  OutputDoctorOptions options;
-  options.hang_after_s = 10;
-  OutputDoctor doctor(options);
-  doctor.on_steps(3, 100);
-  ASSERT_TRUE(doctor.check(111));
   doctor.on_line("[rank0]: Traceback (most recent call last):", 160);
   EXPECT_FALSE(doctor.check(160.2));
   const auto hang = doctor.on_line(
@@ -186,12 +196,7 @@ TEST(OutputDoctor, ATimeoutAfterTheSilenceMakesTheStallAHang) {
   EXPECT_FALSE(doctor.finish());
 }
 
-TEST(OutputDoctor, AStallThatEndsAtTheCommandsEndIsSaid) {
-  OutputDoctorOptions options;
-  options.hang_after_s = 10;
-  OutputDoctor doctor(options);
-  doctor.on_steps(3, 100);
-  ASSERT_TRUE(doctor.check(111));
+TEST_F(OutputDoctorAfterAStall, AStallThatEndsAtTheCommandsEndIsSaid) {
   doctor.on_line("saving the last checkpoint ... done", 130);
   const auto ended = doctor.finish();
   ASSERT_TRUE(ended);
@@ -199,12 +204,7 @@ TEST(OutputDoctor, AStallThatEndsAtTheCommandsEndIsSaid) {
   EXPECT_FALSE(doctor.finish());
 }
 
-TEST(OutputDoctor, ANewStepEndsTheStallAtOnce) {
-  OutputDoctorOptions options;
-  options.hang_after_s = 10;
-  OutputDoctor doctor(options);
-  doctor.on_steps(3, 100);
-  ASSERT_TRUE(doctor.check(111));
+TEST_F(OutputDoctorAfterAStall, ANewStepEndsTheStallAtOnce) {
   doctor.on_steps(4, 130);
   const auto ended = doctor.check(130.1);
   ASSERT_TRUE(ended);

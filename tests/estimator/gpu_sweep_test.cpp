@@ -118,7 +118,7 @@ class GpuSweepBars : public ::testing::TestWithParam<std::string> {
 };
 
 INSTANTIATE_TEST_SUITE_P(EachGpu, GpuSweepBars, ::testing::Values("gpu_sweep_h200.jsonl", "gpu_sweep_h100.jsonl"),
-                         [](const auto& info) { return info.param.substr(10, 4); });
+                         [](const auto& info) { return info.param.substr(10, 4); });  // gpu_sweep_{h200,h100}
 
 TEST_P(GpuSweepBars, HasTheHeldConfigurations) {
   const auto rows = this->rows();
