@@ -109,7 +109,7 @@ std::string report_text(const TuneRequest& r, const TuneOutcome& o, const std::v
      << o.grid_points << " grid point(s); " << o.trials.size() << " candidate(s): " << counts["ok"] << " ok, "
      << counts["pruned"] << " pruned by the estimator (budget " << gib_text(r.memory.bytes) << " " << r.memory.source
      << ", margin " << fixed(r.memory.margin * 100, 0) << " %), " << counts["oom"] << " out of memory, "
-     << counts["failed"] << " failed.\n\n";
+     << counts["failed"] << " failed, " << counts["skipped"] << " skipped as slower by construction.\n\n";
   for (const auto& line : o.left_out) md << "- left out, DeepSpeed would refuse it: " << line << "\n";
   if (!o.left_out.empty()) md << "\n";
   if (order.empty()) md << "## No best\n\nNo trial ran to the end; the table says why each one stopped.\n\n";

@@ -18,6 +18,7 @@
 #include "sessions/sha256.hpp"
 #include "sessions/store.hpp"
 #include "tune/candidate_config.hpp"
+#include "tune/dominance.hpp"
 #include "tune/trial_runner.hpp"
 #include "tune/tune_error.hpp"
 #include "tune/tune_report.hpp"
@@ -46,6 +47,7 @@ json request_json(const TuneRequest& r) {
 std::string fingerprint(const TuneRequest& r) {
   json j = request_json(r);
   j.erase("config_path");
+  if (!r.skip_dominated) j["try_dominated"] = true;  // absent by default: older runs keep their prints
   return sessions::digest_hex(sessions::sha256(j.dump()));
 }
 
@@ -74,6 +76,7 @@ bool improves(double score, std::optional<double> best, double min_improvement) 
 struct RunState {
   std::vector<TuneCandidate> candidates;
   std::vector<std::size_t> runnable;              // indices into candidates, tuner order space
+  std::vector<std::vector<std::size_t>> dominating;  // per runnable: its dominating siblings, runnable indices
   std::map<std::string, sessions::TuneTrialRecord> rows;  // by candidate key
   std::int64_t next_trial_number = 1;
 };
@@ -219,6 +222,54 @@ sessions::TuneTrialRecord run_one_trial(sessions::Store& store, const TuneReques
   return t;
 }
 
+const sessions::TuneTrialRecord* row_of(const RunState& s, std::size_t k) {
+  const auto it = s.rows.find(assignment_key(s.candidates[s.runnable[k]].assignment));
+  return it == s.rows.end() ? nullptr : &it->second;
+}
+
+// Runnable candidates whose trial went out of memory or failed: they no longer block a sibling.
+std::vector<bool> failed_runnable(const RunState& s) {
+  std::vector<bool> failed(s.runnable.size(), false);
+  for (std::size_t k = 0; k < s.runnable.size(); ++k)
+    if (const auto* t = row_of(s, k)) failed[k] = t->status == "oom" || t->status == "failed";
+  return failed;
+}
+
+// What the tuner may pick: untried and not slower by construction than a sibling that still fits.
+std::vector<bool> unavailable(const RunState& s, const std::vector<bool>& tried) {
+  std::vector<bool> out = tried;
+  if (s.dominating.empty()) return out;
+  const auto failed = failed_runnable(s);
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (!out[k] && blocking_sibling(s.dominating[k], failed)) out[k] = true;
+  return out;
+}
+
+// Candidates left out as slower by construction get a row saying which sibling made them so.
+void record_skipped(sessions::Store& store, const std::string& run_uid, RunState& s, const std::vector<bool>& tried) {
+  if (s.dominating.empty()) return;
+  const auto failed = failed_runnable(s);
+  for (std::size_t k = 0; k < s.runnable.size(); ++k) {
+    if (tried[k]) continue;
+    const auto by = blocking_sibling(s.dominating[k], failed);
+    if (!by) continue;
+    const TuneCandidate& c = s.candidates[s.runnable[k]];
+    const TuneCandidate& sibling = s.candidates[s.runnable[*by]];
+    const auto* old = row_of(s, k);
+    auto t = new_row(run_uid, c, old ? old->trial : s.next_trial_number++);
+    t.status = "skipped";
+    const auto* ran = row_of(s, *by);
+    t.message = "slower by construction than " +
+                (ran && ran->status == "ok" ? "trial " + std::to_string(ran->trial) + " " : std::string()) + "[" +
+                assignment_name(sibling.assignment) + "], the same config without " +
+                relaxed_feature(c.assignment, sibling.assignment) + ", which the estimator lets fit" +
+                (ran && ran->status == "ok" ? " and which ran" : "") + "; --try-dominated runs it";
+    t.started_at = t.ended_at = now_s();
+    sessions::put_tune_trial(store, t);
+    s.rows[t.candidate_key] = t;
+  }
+}
+
 }  // namespace
 
 TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
@@ -238,12 +289,14 @@ TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
   std::vector<Assignment> runnable_assignments;
   for (const std::size_t i : s.runnable) runnable_assignments.push_back(s.candidates[i].assignment);
   const auto tuner = make_tuner(r.tuner, runnable_assignments, r.seed);
+  if (r.skip_dominated) s.dominating = dominating_siblings(runnable_assignments);
   std::vector<bool> tried(s.runnable.size(), false);
   std::vector<std::pair<std::int64_t, Observation>> history;  // by trial number
   double spent_s = 0;
   for (std::size_t k = 0; k < s.runnable.size(); ++k) {
     const auto it = s.rows.find(assignment_key(s.candidates[s.runnable[k]].assignment));
-    if (it == s.rows.end() || !it->second.finished()) continue;
+    // A skipped row is not a trial: its sibling may have failed since, making it worth one.
+    if (it == s.rows.end() || !it->second.finished() || it->second.status == "skipped") continue;
     tried[k] = true;
     history.push_back({it->second.trial, {k, score_of(it->second, r.metric)}});
     if (it->second.started_at && it->second.ended_at) spent_s += *it->second.ended_at - *it->second.started_at;
@@ -279,8 +332,12 @@ TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
                             " trial(s) in a row did not beat the best (tuner_early_stopping)";
       break;
     }
-    const auto pick = tuner->next(observed, tried);
-    if (!pick) break;
+    const auto available = unavailable(s, tried);
+    const auto pick = tuner->next(observed, available);
+    if (!pick) {
+      if (available != tried) outcome.stop_reason = "every candidate not slower by construction was tried";
+      break;
+    }
     tried[*pick] = true;
     const auto t = run_one_trial(store, r, run.uid, s, s.runnable[*pick], log);
     s.rows[t.candidate_key] = t;
@@ -295,6 +352,7 @@ TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
       break;
     }
   }
+  if (!interrupted) record_skipped(store, run.uid, s, tried);
   sessions::finish_tune_run(store, run.uid, interrupted ? "stopped" : "completed", now_s());
   outcome.interrupted = interrupted;
   outcome.trials = sessions::load_tune_trials(store, run.uid);

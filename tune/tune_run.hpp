@@ -41,6 +41,7 @@ struct TuneRequest {
   std::optional<double> budget_s;       ///< --budget: trial wall time in all
   std::int64_t max_trials = 50;         ///< --trials / tuner_num_trials: trials run (not pruned)
   int early_stopping = 5;               ///< tuner_early_stopping
+  bool skip_dominated = true;           ///< leave out what is slower by construction (tune/dominance.hpp)
   double min_improvement = 0.0;         ///< a trial must beat the best by this fraction to count
   std::int64_t start_profile_step = 3;  ///< the first step measured
   std::int64_t end_profile_step = 12;   ///< the last step, and the steps each trial runs

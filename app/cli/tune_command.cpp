@@ -37,7 +37,9 @@ ArgParser tune_parser() {
       "are the runs), metric names map throughput->samples_per_s, latency->step_time, flops->tokens_per_s,\n"
       "the model_based tuner's surrogate is ridge regression (not XGBoost), tuner_early_stopping counts N\n"
       "whole trials after the best, num_tuning_micro_batch_sizes keeps the N largest micro-batches the\n"
-      "estimator lets fit, and the default window is steps 3-12 (DeepSpeed: 3-5). See docs/tune.md.");
+      "estimator lets fit, and the default window is steps 3-12 (DeepSpeed: 3-5). Candidates slower by\n"
+      "construction are skipped, not tried: activation checkpointing or offload on while the same config with\n"
+      "it off fits and has not failed (recorded as skipped; --try-dominated tries them). See docs/tune.md.");
   parser.option("config", "FILE", "the DeepSpeed config to tune (ds_config.json)")
       .option("num_procs", "N", "trials run N CPU ranks (Gloo) per host, as launch --num_procs")
       .option("num_gpus", "N", "trials use GPUs 0..N-1 per host, as launch --num_gpus")
@@ -63,6 +65,8 @@ ArgParser tune_parser() {
                             "(default: autotuning.results_dir, autotuning_results)")
       .option("trial-timeout", "SECONDS", "end a trial that runs longer (recorded failed; default: none)")
       .option("seed", "N", "seed of the random and model_based tuners (default 42)")
+      .flag("try-dominated", "also try candidates slower by construction (checkpointing or offload on where the same "
+                             "config without it fits); by default they are recorded as skipped")
       .flag("resume", "continue the tune run of --db with the same config, space and flags; no finished trial repeats")
       .allow_passthrough("the `shardscope train` arguments of every trial (model, shape, data), without --config/--steps");
   return parser;
@@ -221,6 +225,7 @@ tune::TuneRequest make_request(const ParsedArgs& p) {
   r.memory = memory_budget(p);
   r.db = p.value("db").value_or("tune.db");
   r.resume = p.has("resume");
+  r.skip_dominated = !p.has("try-dominated");
   r.shardscope = tune::own_shardscope_executable();
   return r;
 }

@@ -198,7 +198,8 @@ TEST_F(MultiHost, AHangOnTheSecondHostIsNamedAsHostRankAndStopped) {
 
 // Issue 29 across hosts: `shardscope tune` on host 1 runs each trial as a launch over the
 // hostfile's two hosts (2 CPU ranks each, ssh options through --launcher_args); every trial
-// completes and its session records both hosts and their ranks.
+// completes and its session records both hosts and their ranks (the configs slower by
+// construction are recorded as skipped, not run).
 TEST_F(MultiHost, ATuneRunOverTwoHostsRecordsEveryTrialWithItsHosts) {
   const std::string db = dir_.file("tune.db");
   std::vector<std::string> args = {SHARDSCOPE_CLI_PATH, "tune", "--config", dir_.file("ds.json"), "--hostfile",
@@ -214,7 +215,11 @@ TEST_F(MultiHost, ATuneRunOverTwoHostsRecordsEveryTrialWithItsHosts) {
   ASSERT_EQ(runs.size(), 1u);
   const auto trials = sessions::load_tune_trials(store, runs[0].uid);
   ASSERT_GE(trials.size(), 3u);  // the 3 stages, times the default space's other keys
+  int ran = 0;
   for (const auto& trial : trials) {
+    // Checkpointing or offload on is slower by construction while the config without it fits.
+    if (trial.status == "skipped") continue;
+    ++ran;
     EXPECT_EQ(trial.status, "ok") << trial.name << " " << trial.params_json << ": " << trial.message << "\n" << r.err;
     ASSERT_FALSE(trial.session_uid.empty()) << trial.name;
     const auto detail = sessions::load_session(store, sessions::find_session(store, trial.session_uid));
@@ -223,6 +228,7 @@ TEST_F(MultiHost, ATuneRunOverTwoHostsRecordsEveryTrialWithItsHosts) {
     EXPECT_EQ(detail.hosts[1].host, host(2)) << trial.name;
     EXPECT_EQ(detail.hosts[1].ranks, (std::vector<int>{2, 3})) << trial.name;
   }
+  EXPECT_EQ(ran, 3) << "one trial per stage, the plain config of each";
   EXPECT_TRUE(std::ifstream(dir_.file("tuned/ds_config.json")).good());
   EXPECT_TRUE(hosts_clear(15)) << "no trial's rank, agent or ssh may be left on either host";
 }

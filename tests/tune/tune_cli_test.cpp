@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -33,10 +34,13 @@ class TuneCli : public ::testing::Test {
   // tune flags over a small fixed space, then `--` and a tiny GPT-2's train arguments.
   std::vector<std::string> tune(std::vector<std::string> flags, const std::string& window = "2:3") const {
     std::vector<std::string> args{"tune", "--config", temp_.file("ds.json"), "--num_procs", "2", "--db", db(),
-                                  "--out", temp_.file("out"), "--profile-steps", window,
-                                  "--space", "activation_checkpointing=false",
-                                  "--space", "zero_optimization.offload_optimizer.device=none",
-                                  "--space", "zero_optimization.offload_param.device=none"};
+                                  "--out", temp_.file("out"), "--profile-steps", window};
+    for (const std::string row : {"activation_checkpointing=false", "zero_optimization.offload_optimizer.device=none",
+                                  "zero_optimization.offload_param.device=none"}) {
+      const std::string key = row.substr(0, row.find('=') + 1);
+      const bool given = std::any_of(flags.begin(), flags.end(), [&](const std::string& f) { return f.rfind(key, 0) == 0; });
+      if (!given) args.insert(args.end(), {"--space", row});
+    }
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"--", "--model", "gpt2", "--layers", "2", "--hidden", "32", "--heads", "2", "--vocab",
                              "64", "--seq-len", "16", "--device", "cpu"});
@@ -111,6 +115,36 @@ TEST_F(TuneCli, RandomAndModelBasedTryEveryCandidateOnce) {
     EXPECT_EQ(statuses()["ok"], 2) << tuner << r.out;
     EXPECT_TRUE(contains(r.out, "stopped: every candidate was tried")) << r.out;
   }
+}
+
+TEST_F(TuneCli, SkipsWhatIsSlowerByConstructionUnlessItsSiblingFails) {
+  // Checkpointing on at the same micro-batch only recomputes: recorded as skipped, naming the
+  // sibling that ran.
+  const std::vector<std::string> space{"--memory-budget", "4GiB", "--space", "zero_optimization.stage=1",
+                                       "--space", "train_micro_batch_size_per_gpu=2",
+                                       "--space", "activation_checkpointing=false,true"};
+  auto r = run_cli(tune(space));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = trials();
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_EQ(rows[0].status, "ok") << rows[0].message;
+  EXPECT_EQ(rows[1].status, "skipped");
+  EXPECT_TRUE(contains(rows[1].message, "than trial 1 [")) << rows[1].message;
+  EXPECT_TRUE(contains(rows[1].message, "without activation checkpointing")) << rows[1].message;
+  EXPECT_TRUE(rows[1].session_uid.empty()) << "a skipped candidate is never launched";
+  EXPECT_TRUE(contains(r.out, "every candidate not slower by construction was tried")) << r.out;
+  // --try-dominated runs it.
+  std::remove(db().c_str());
+  auto flags = space;
+  flags.push_back("--try-dominated");
+  r = run_cli(tune(flags));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(statuses()["ok"], 2) << r.out;
+  // When the sibling goes out of memory, the checkpointed config gets its trial (here it too).
+  std::remove(db().c_str());
+  r = run_cli(tune(space), {"SHARDSCOPE_FAULT=0:1:oom:64"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(statuses()["oom"], 2) << r.out;
 }
 
 TEST_F(TuneCli, EarlyStoppingEndsTheSearchAfterNTrialsWithoutImprovement) {

@@ -15,6 +15,7 @@
 #include "tests/engine/temp_dir.hpp"
 #include "tune/autotuning_block.hpp"
 #include "tune/candidate_config.hpp"
+#include "tune/dominance.hpp"
 #include "tune/memory_pruning.hpp"
 #include "tune/search_space.hpp"
 #include "tune/tune_error.hpp"
@@ -281,6 +282,42 @@ TEST(TuneTuners, ModelBasedGoesWhereTheSurrogatePointsAfterItsRandomStart) {
   }
   // Exploration (20%) picks at random; the rest follow the surrogate.
   EXPECT_GE(went_largest, 10);
+}
+
+TEST(TuneDominance, CheckpointingAndOffloadAreDominatedBySiblingsWithThemOff) {
+  const char* opt = "zero_optimization.offload_optimizer.device";
+  std::vector<Assignment> c;
+  for (int mb : {2, 4})
+    for (bool ckpt : {false, true})
+      for (const json& device : {json(nullptr), json("cpu"), json("nvme")})
+        c.push_back({{"zero_optimization.stage", 2}, {kMicroBatchKey, mb}, {kCheckpointingKey, ckpt}, {opt, device}});
+  auto index = [&](int mb, bool ckpt, const json& device) {
+    for (std::size_t i = 0; i < c.size(); ++i)
+      if (c[i][1].second == mb && c[i][2].second == ckpt && c[i][3].second == device) return i;
+    ADD_FAILURE() << "no candidate";
+    return c.size();
+  };
+  const auto siblings = dominating_siblings(c);
+  ASSERT_EQ(siblings.size(), c.size());
+  // Nothing is faster than the plain config; another micro-batch is never a sibling.
+  EXPECT_TRUE(siblings[index(2, false, nullptr)].empty());
+  EXPECT_TRUE(siblings[index(4, false, nullptr)].empty());
+  EXPECT_EQ(siblings[index(4, true, nullptr)], std::vector<std::size_t>{index(4, false, nullptr)});
+  EXPECT_EQ(siblings[index(2, false, "cpu")], std::vector<std::size_t>{index(2, false, nullptr)});
+  EXPECT_EQ(siblings[index(2, false, "nvme")],
+            (std::vector<std::size_t>{index(2, false, "cpu"), index(2, false, nullptr)}));
+  EXPECT_EQ(siblings[index(2, true, "cpu")].size(), 2u);  // checkpointing off, or offload off
+  EXPECT_EQ(relaxed_feature(c[index(4, true, nullptr)], c[index(4, false, nullptr)]), "activation checkpointing");
+  EXPECT_EQ(relaxed_feature(c[index(2, false, "nvme")], c[index(2, false, "cpu")]), "optimizer offload to nvme");
+  EXPECT_EQ(relaxed_feature(c[index(2, true, "cpu")], c[index(4, true, "cpu")]), "");
+  // A sibling that went out of memory no longer blocks: the slower config is worth a trial again.
+  std::vector<bool> failed(c.size(), false);
+  const auto& nvme = siblings[index(2, false, "nvme")];
+  EXPECT_EQ(blocking_sibling(nvme, failed), index(2, false, "cpu"));
+  failed[index(2, false, "cpu")] = true;
+  EXPECT_EQ(blocking_sibling(nvme, failed), index(2, false, nullptr));
+  failed[index(2, false, nullptr)] = true;
+  EXPECT_FALSE(blocking_sibling(nvme, failed));
 }
 
 TEST(TuneTuners, EarlyStoppingCountsTrialsAfterTheBest) {

@@ -121,6 +121,7 @@ class TunePage : public QWidget {
   QSpinBox* trials_ = nullptr;
   QLineEdit* budget_ = nullptr;
   QSpinBox* early_stopping_ = nullptr;
+  QCheckBox* try_dominated_ = nullptr;
   QLineEdit* profile_steps_ = nullptr;
   QLineEdit* memory_budget_ = nullptr;
   QDoubleSpinBox* memory_margin_ = nullptr;

@@ -130,6 +130,11 @@ QWidget* TunePage::buildSearchGroup() {
   form->addRow(tr("Time budget"), budget_);
   form->addRow(tr("Early stopping"), early_stopping_);
   form->addRow(tr("Profile steps"), profile_steps_);
+  try_dominated_ = new QCheckBox(tr("Also try configs slower by construction (--try-dominated)"));
+  try_dominated_->setToolTip(tr("By default a config with activation checkpointing or offload on is skipped while the "
+                                "same config with it off fits and has not failed"));
+  form->addRow(QString(), try_dominated_);
+  connect(try_dominated_, &QCheckBox::toggled, this, &TunePage::updateCliTwin);
   for (QComboBox* box : {metric_, tuner_}) connect(box, &QComboBox::currentIndexChanged, this, &TunePage::updateCliTwin);
   for (QSpinBox* box : {trials_, early_stopping_}) connect(box, &QSpinBox::valueChanged, this, &TunePage::updateCliTwin);
   for (QLineEdit* field : {budget_, profile_steps_}) connect(field, &QLineEdit::textChanged, this, &TunePage::updateCliTwin);
@@ -242,6 +247,7 @@ TuneSpec TunePage::spec() const {
   s.db = absolute(db_);
   s.out_dir = absolute(out_);
   s.resume = resume_->isChecked();
+  s.try_dominated = try_dominated_->isChecked();
   s.train_args = train_args_->text().toStdString();
   return s;
 }
@@ -267,6 +273,7 @@ void TunePage::setSpec(const TuneSpec& s) {
   db_->setText(QString::fromStdString(s.db));
   out_->setText(QString::fromStdString(s.out_dir));
   resume_->setChecked(s.resume);
+  try_dominated_->setChecked(s.try_dominated);
   train_args_->setText(QString::fromStdString(s.train_args));
   restoring_ = false;
   updateSpacePreview();

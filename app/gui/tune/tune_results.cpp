@@ -89,12 +89,13 @@ void name_metric(TuneView& view) {
 }
 
 std::string count_text(const std::vector<TrialRow>& rows) {
-  int counts[5] = {};
+  constexpr int kMarks = 6;
+  int counts[kMarks] = {};
   for (const auto& r : rows) ++counts[static_cast<int>(r.mark)];
-  const char* names[5] = {"ok", "pruned", "out of memory", "failed", "running"};
+  const char* names[kMarks] = {"ok", "pruned", "out of memory", "failed", "running", "skipped (slower by construction)"};
   std::string text = std::to_string(rows.size()) + " candidate(s):";
   bool first = true;
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < kMarks; ++i)
     if (counts[i]) {
       text += std::string(first ? " " : ", ") + std::to_string(counts[i]) + " " + names[i];
       first = false;
@@ -148,6 +149,7 @@ TrialMark trial_mark(const std::string& status) {
   if (status == "pruned") return TrialMark::kPruned;
   if (status == "oom") return TrialMark::kOutOfMemory;
   if (status == "failed") return TrialMark::kFailed;
+  if (status == "skipped") return TrialMark::kSkipped;
   return TrialMark::kRunning;
 }
 

@@ -28,7 +28,7 @@ TuneProgress load_tune_progress(const std::string& db, const std::string& run_ui
 /// Every tune run of `db`, newest first; empty when the file holds none or cannot be read.
 std::vector<sessions::TuneRunRecord> list_tune_runs(const std::string& db);
 
-enum class TrialMark { kOk, kPruned, kOutOfMemory, kFailed, kRunning };
+enum class TrialMark { kOk, kPruned, kOutOfMemory, kFailed, kRunning, kSkipped };
 TrialMark trial_mark(const std::string& status);
 
 struct TrialRow {

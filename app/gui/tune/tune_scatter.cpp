@@ -30,6 +30,7 @@ std::vector<ScatterSeries> series_of(const TuneView& view, const std::vector<std
   std::vector<ScatterSeries> s = {
       {kScatterPredicted, mark_style(QCPScatterStyle::ssDiamond, trial_mark_color(TrialMark::kOk), 8, false), {}},
       {kScatterPruned, mark_style(QCPScatterStyle::ssCross, trial_mark_color(TrialMark::kPruned), 9, false), {}},
+      {kScatterSkipped, mark_style(QCPScatterStyle::ssPlus, trial_mark_color(TrialMark::kSkipped), 9, false), {}},
       {kScatterFailed, mark_style(QCPScatterStyle::ssCrossCircle, trial_mark_color(TrialMark::kFailed), 9, false), {}},
       {kScatterOom, mark_style(QCPScatterStyle::ssTriangle, trial_mark_color(TrialMark::kOutOfMemory), 10, true), {}},
       {kScatterRunning, mark_style(QCPScatterStyle::ssCircle, trial_mark_color(TrialMark::kRunning), 9, false), {}},
@@ -40,14 +41,15 @@ std::vector<ScatterSeries> series_of(const TuneView& view, const std::vector<std
     switch (p.mark) {
       case TrialMark::kOk:
         if (p.predicted_bytes) s[0].points.push_back(i);
-        s[5].points.push_back(i);
+        s[6].points.push_back(i);
         break;
       case TrialMark::kPruned: s[1].points.push_back(i); break;
-      case TrialMark::kFailed: s[2].points.push_back(i); break;
-      case TrialMark::kOutOfMemory: s[3].points.push_back(i); break;
-      case TrialMark::kRunning: s[4].points.push_back(i); break;
+      case TrialMark::kSkipped: s[2].points.push_back(i); break;
+      case TrialMark::kFailed: s[3].points.push_back(i); break;
+      case TrialMark::kOutOfMemory: s[4].points.push_back(i); break;
+      case TrialMark::kRunning: s[5].points.push_back(i); break;
     }
-    if (p.best) s[6].points.push_back(i);
+    if (p.best) s[7].points.push_back(i);
   }
   return s;
 }

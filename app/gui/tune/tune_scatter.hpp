@@ -22,6 +22,7 @@ namespace shardscope::gui {
 inline const QString kScatterRan = QStringLiteral("ran: measured peak");
 inline const QString kScatterPredicted = QStringLiteral("estimator's prediction");
 inline const QString kScatterPruned = QStringLiteral("pruned (predicted, not run)");
+inline const QString kScatterSkipped = QStringLiteral("skipped (slower by construction)");
 inline const QString kScatterOom = QStringLiteral("out of memory");
 inline const QString kScatterFailed = QStringLiteral("failed");
 inline const QString kScatterRunning = QStringLiteral("running");

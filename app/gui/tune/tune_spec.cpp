@@ -100,6 +100,7 @@ std::vector<std::string> tune_arguments(const TuneSpec& s) {
   add_flag(args, "--db", s.db);
   add_flag(args, "--out", s.out_dir);
   if (s.resume) args.push_back("--resume");
+  if (s.try_dominated) args.push_back("--try-dominated");
   args.push_back("--");
   args.insert(args.end(), train.begin(), train.end());
   return args;

@@ -31,6 +31,7 @@ struct TuneSpec {
   std::string db;                    ///< --db
   std::string out_dir;               ///< --out
   bool resume = false;
+  bool try_dominated = false;        ///< --try-dominated: also try what is slower by construction
   std::string train_args;            ///< after `--`, split as a shell would
 };
 

@@ -13,6 +13,7 @@ QColor trial_mark_color(TrialMark mark) {
     case TrialMark::kOutOfMemory: return QColor(214, 39, 40);
     case TrialMark::kFailed: return QColor(140, 40, 40);
     case TrialMark::kRunning: return QColor(44, 160, 44);
+    case TrialMark::kSkipped: return QColor(170, 170, 170);
   }
   return Qt::black;
 }
