@@ -251,19 +251,21 @@ void record_skipped(sessions::Store& store, const std::string& run_uid, RunState
   const auto failed = failed_runnable(s);
   for (std::size_t k = 0; k < s.runnable.size(); ++k) {
     if (tried[k]) continue;
-    const auto by = blocking_sibling(s.dominating[k], failed);
+    auto by = blocking_sibling(s.dominating[k], failed);
     if (!by) continue;
+    for (const std::size_t sibling : s.dominating[k])  // name one that ran, where one did
+      if (const auto* t = row_of(s, sibling); t && t->status == "ok") by = sibling;
     const TuneCandidate& c = s.candidates[s.runnable[k]];
     const TuneCandidate& sibling = s.candidates[s.runnable[*by]];
     const auto* old = row_of(s, k);
     auto t = new_row(run_uid, c, old ? old->trial : s.next_trial_number++);
     t.status = "skipped";
     const auto* ran = row_of(s, *by);
-    t.message = "slower by construction than " +
-                (ran && ran->status == "ok" ? "trial " + std::to_string(ran->trial) + " " : std::string()) + "[" +
-                assignment_name(sibling.assignment) + "], the same config without " +
+    const bool sibling_ran = ran && ran->status == "ok";
+    t.message = "slower by construction than " + (sibling_ran ? "trial " + std::to_string(ran->trial) + " " : std::string()) +
+                "[" + assignment_name(sibling.assignment) + "], the same config without " +
                 relaxed_feature(c.assignment, sibling.assignment) + ", which the estimator lets fit" +
-                (ran && ran->status == "ok" ? " and which ran" : "") + "; --try-dominated runs it";
+                (sibling_ran ? " and which ran" : ", itself skipped") + "; --try-dominated runs it";
     t.started_at = t.ended_at = now_s();
     sessions::put_tune_trial(store, t);
     s.rows[t.candidate_key] = t;

@@ -195,7 +195,10 @@ QWidget* TunePage::buildOutputGroup() {
   form->addRow(tr("Train arguments"), train_args_);
   connect(db_, &QLineEdit::textChanged, this, [this] {
     updateCliTwin();
-    if (!runner_->isRunning()) reloadRuns();
+    if (restoring_ || runner_->isRunning()) return;  // the constructor reads the restored one
+    reloadRuns();
+    // Another database: its newest run shows, as at the page's start.
+    if (runs_->count() > 0) showRun(db_->text(), runs_->itemData(0).toString());
   });
   for (QLineEdit* field : {out_, train_args_}) connect(field, &QLineEdit::textChanged, this, &TunePage::updateCliTwin);
   connect(resume_, &QCheckBox::toggled, this, &TunePage::updateCliTwin);
