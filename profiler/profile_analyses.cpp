@@ -3,13 +3,12 @@
 #include "profiler/profile_analyses.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 #include <utility>
 
-#include "profiler/interval_set.hpp"
 #include "profiler/profile_selection.hpp"
+#include "sessions/activity_stats.hpp"
 
 namespace shardscope::profiler {
 namespace {
@@ -92,14 +91,7 @@ constexpr double kNsPerMs = 1e6;
 
 }  // namespace
 
-bool is_communication_kernel(const std::string& name) {
-  std::size_t at = 0;
-  if (name.compare(0, 5, "void ") == 0) at = 5;
-  if (name.size() < at + 4) return false;
-  std::string prefix = name.substr(at, 4);
-  for (auto& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return prefix == "nccl";
-}
+bool is_communication_kernel(const std::string& name) { return sessions::is_nccl_kernel_name(name); }
 
 const char* overlap_method_name(OverlapMethod method) {
   switch (method) {
@@ -155,27 +147,21 @@ PhaseBreakdown compute_phase_breakdown(const std::vector<sessions::StepMetrics>&
 }
 
 CommOverlapRank compute_comm_overlap_from_activities(int rank, const std::vector<ActivityRecord>& records) {
-  // Per device: |comm ∩ compute| over the unions of each. A kernel on the comm kernel's own stream
-  // cannot run at the same time as it (a stream runs in order), so intersecting with every
-  // compute kernel equals intersecting with those of other streams.
-  std::map<int, std::pair<IntervalSet, IntervalSet>> per_device;  // device -> (comm, compute)
+  return compute_comm_overlap_from_stats(sessions::summarize_activities(rank, records));
+}
+
+CommOverlapRank compute_comm_overlap_from_stats(const sessions::RankActivityStats& stats) {
+  // Per device: |comm ∩ compute| over the unions of each (sessions::DeviceActivityStats). A kernel
+  // on the comm kernel's own stream cannot run at the same time as it (a stream runs in order), so
+  // intersecting with every compute kernel equals intersecting with those of other streams.
   CommOverlapRank out;
-  out.rank = rank;
+  out.rank = stats.rank;
   out.method = OverlapMethod::kActivity;
-  for (const auto& r : records) {
-    if (r.kind != ActivityKind::kKernel) continue;
-    auto& [comm, compute] = per_device[r.device];
-    if (is_communication_kernel(r.name)) {
-      comm.add(r.start_ns, r.end_ns);
-      ++out.comm_kernels;
-    } else {
-      compute.add(r.start_ns, r.end_ns);
-    }
-  }
   double comm_ns = 0, hidden_ns = 0;
-  for (auto& [device, sets] : per_device) {
-    comm_ns += static_cast<double>(sets.first.measure());
-    hidden_ns += static_cast<double>(sets.first.intersection_measure(sets.second));
+  for (const auto& d : stats.devices) {
+    out.comm_kernels += d.comm_kernels;
+    comm_ns += static_cast<double>(d.comm_ns);
+    hidden_ns += static_cast<double>(d.hidden_ns);
   }
   out.comm_ms = comm_ns / kNsPerMs;
   out.hidden_ms = hidden_ns / kNsPerMs;
@@ -238,29 +224,28 @@ CommOverlapRank compute_comm_overlap_from_timers(int rank, const std::vector<ses
 }
 
 TopKernelsRank compute_top_kernels(int rank, const std::vector<ActivityRecord>& records, std::size_t top_n) {
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> by_name;  // name -> (calls, total ns)
+  return compute_top_kernels_from_stats(sessions::summarize_activities(rank, records), top_n);
+}
+
+TopKernelsRank compute_top_kernels_from_stats(const sessions::RankActivityStats& stats, std::size_t top_n) {
   std::int64_t total_ns = 0;
-  for (const auto& r : records) {
-    if (r.kind != ActivityKind::kKernel) continue;
-    auto& [calls, ns] = by_name[r.name];
-    ++calls;
-    ns += r.end_ns - r.start_ns;
-    total_ns += r.end_ns - r.start_ns;
-  }
+  for (const auto& n : stats.names)
+    if (n.kind == ActivityKind::kKernel) total_ns += n.total_ns;
   TopKernelsRank out;
-  out.rank = rank;
+  out.rank = stats.rank;
   out.kernel_time_ms = static_cast<double>(total_ns) / kNsPerMs;
-  out.distinct_kernels = by_name.size();
-  for (const auto& [name, v] : by_name) {
+  for (const auto& n : stats.names) {  // by name: the stable sort below breaks ties by name
+    if (n.kind != ActivityKind::kKernel) continue;
     KernelStat k;
-    k.name = name;
-    k.calls = v.first;
-    k.total_ms = static_cast<double>(v.second) / kNsPerMs;
-    k.mean_us = static_cast<double>(v.second) / static_cast<double>(v.first) / 1000.0;
-    k.share = total_ns > 0 ? static_cast<double>(v.second) / static_cast<double>(total_ns) : 0;
-    k.is_communication = is_communication_kernel(name);
+    k.name = n.name;
+    k.calls = n.calls;
+    k.total_ms = static_cast<double>(n.total_ns) / kNsPerMs;
+    k.mean_us = static_cast<double>(n.total_ns) / static_cast<double>(n.calls) / 1000.0;
+    k.share = total_ns > 0 ? static_cast<double>(n.total_ns) / static_cast<double>(total_ns) : 0;
+    k.is_communication = is_communication_kernel(n.name);
     out.kernels.push_back(std::move(k));
   }
+  out.distinct_kernels = out.kernels.size();
   std::stable_sort(out.kernels.begin(), out.kernels.end(),
                    [](const KernelStat& a, const KernelStat& b) { return a.total_ms > b.total_ms; });
   if (top_n > 0 && out.kernels.size() > top_n) out.kernels.resize(top_n);
@@ -268,24 +253,22 @@ TopKernelsRank compute_top_kernels(int rank, const std::vector<ActivityRecord>& 
 }
 
 std::vector<DeviceIdle> compute_gpu_idle(int rank, const std::vector<ActivityRecord>& records) {
-  std::map<int, std::pair<IntervalSet, std::int64_t>> per_device;  // device -> (busy, count)
-  for (const auto& r : records) {
-    auto& [busy, count] = per_device[r.device];
-    busy.add(r.start_ns, r.end_ns);
-    ++count;
-  }
+  return compute_gpu_idle_from_stats(sessions::summarize_activities(rank, records));
+}
+
+std::vector<DeviceIdle> compute_gpu_idle_from_stats(const sessions::RankActivityStats& stats) {
   std::vector<DeviceIdle> out;
-  for (auto& [device, v] : per_device) {
+  for (const auto& s : stats.devices) {
     DeviceIdle d;
-    d.rank = rank;
-    d.device = device;
-    d.window_start_ns = v.first.lowest();
-    d.window_end_ns = v.first.highest();
+    d.rank = stats.rank;
+    d.device = s.device;
+    d.window_start_ns = s.window_start_ns;
+    d.window_end_ns = s.window_end_ns;
     d.window_ms = static_cast<double>(d.window_end_ns - d.window_start_ns) / kNsPerMs;
-    d.busy_ms = static_cast<double>(v.first.measure()) / kNsPerMs;
+    d.busy_ms = static_cast<double>(s.busy_ns) / kNsPerMs;
     d.idle_ms = d.window_ms - d.busy_ms;
     d.idle_fraction = d.window_ms > 0 ? d.idle_ms / d.window_ms : 0;
-    d.activities = v.second;
+    d.activities = s.activities;
     out.push_back(d);
   }
   return out;

@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "profiler/profile_operators.hpp"
+#include "sessions/activity_stats.hpp"
 #include "sessions/events.hpp"
 
 namespace shardscope::sessions {
@@ -167,13 +168,19 @@ PhaseBreakdown compute_phase_breakdown(const std::vector<sessions::StepMetrics>&
                                        const AnalysisOptions& options = {});
 /// (b) from one rank's activities of the profiled window.
 CommOverlapRank compute_comm_overlap_from_activities(int rank, const std::vector<sessions::ActivityRecord>& records);
+/// (b) from one rank's summary of them (the same figures without the rows; schema 11).
+CommOverlapRank compute_comm_overlap_from_stats(const sessions::RankActivityStats& stats);
 /// (b) fallback from one rank's collective records and timer rows.
 CommOverlapRank compute_comm_overlap_from_timers(int rank, const std::vector<sessions::CommRecord>& comms,
                                                  const std::vector<sessions::TimerBreakdown>& timers);
 /// (c) from one rank's activities.
 TopKernelsRank compute_top_kernels(int rank, const std::vector<sessions::ActivityRecord>& records, std::size_t top_n);
+/// (c) from one rank's summary of its activities.
+TopKernelsRank compute_top_kernels_from_stats(const sessions::RankActivityStats& stats, std::size_t top_n);
 /// (d) per device of one rank's activities.
 std::vector<DeviceIdle> compute_gpu_idle(int rank, const std::vector<sessions::ActivityRecord>& records);
+/// (d) per device of one rank's summary of its activities.
+std::vector<DeviceIdle> compute_gpu_idle_from_stats(const sessions::RankActivityStats& stats);
 /// (e) from step rows of every rank.
 StragglerAnalysis compute_stragglers(const std::vector<sessions::StepMetrics>& steps, const AnalysisOptions& options = {});
 

@@ -8,11 +8,12 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "profiler/interval_set.hpp"
+#include "sessions/interval_set.hpp"
 
 namespace shardscope::profiler {
 namespace {
 
+using sessions::IntervalSet;
 using sessions::NvtxRange;
 
 constexpr double kNsPerMs = 1e6;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 #include "profiler/profiler_error.hpp"
@@ -98,7 +99,10 @@ std::int64_t step_start_ns(const sessions::StepMetrics& m) {
   return static_cast<std::int64_t>(std::llround(end_ns - m.step_time_ms.value_or(0) * 1e6));
 }
 
-ProfileRecords load_profile_records(sessions::Store& store, std::int64_t session_id) {
+namespace {
+
+// Steps, timers and collectives of every rank, and the ranks: what both loaders read alike.
+ProfileRecords load_run_rows(sessions::Store& store, std::int64_t session_id, std::set<int>& ranks) {
   ProfileRecords r;
   const auto detail = sessions::load_session(store, session_id);
   r.session_id = session_id;
@@ -106,15 +110,36 @@ ProfileRecords load_profile_records(sessions::Store& store, std::int64_t session
   r.steps = sessions::load_steps(store, session_id);
   r.timers = sessions::load_timer_breakdowns(store, session_id);
   r.comms = sessions::load_comm_records(store, session_id);
-  std::set<int> ranks;
   for (const auto& k : detail.ranks) ranks.insert(k.info.rank);
   for (const auto& s : r.steps) ranks.insert(s.rank);
   for (const auto& t : r.timers) ranks.insert(t.rank);
   for (const auto& c : r.comms) ranks.insert(c.rank);
+  return r;
+}
+
+}  // namespace
+
+ProfileRecords load_profile_records(sessions::Store& store, std::int64_t session_id) {
+  std::set<int> ranks;
+  ProfileRecords r = load_run_rows(store, session_id, ranks);
   for (const int rank : sessions::load_profiled_ranks(store, session_id)) {
     ranks.insert(rank);
     if (auto a = sessions::load_activities(store, session_id, rank); !a.empty()) r.activities[rank] = std::move(a);
     if (auto n = sessions::load_nvtx(store, session_id, rank); !n.empty()) r.nvtx[rank] = std::move(n);
+  }
+  r.ranks.assign(ranks.begin(), ranks.end());
+  return r;
+}
+
+ProfileRecords load_profile_summary(sessions::Store& store, std::int64_t session_id) {
+  std::set<int> ranks;
+  ProfileRecords r = load_run_rows(store, session_id, ranks);
+  for (const int rank : sessions::load_activity_ranks(store, session_id))
+    r.activity_stats[rank] = sessions::load_activity_stats(store, session_id, rank);
+  for (const int rank : sessions::load_profiled_ranks(store, session_id)) {
+    ranks.insert(rank);
+    // Only the ranges of an imported trace's ranks enter an analysis (the CPU operators).
+    if (sessions::has_cpu_operator_ranges(store, session_id, rank)) r.nvtx[rank] = sessions::load_nvtx(store, session_id, rank);
   }
   r.ranks.assign(ranks.begin(), ranks.end());
   return r;
@@ -153,16 +178,21 @@ ProfileAnalyses analyze_records(const ProfileRecords& r, const AnalysisOptions& 
   out.session_uid = r.session_uid;
   out.phases = compute_phase_breakdown(r.steps, r.timers, options);
   out.stragglers = compute_stragglers(r.steps, options);
-  out.has_profiled_window = !r.activities.empty();
+  out.has_profiled_window = !r.activities.empty() || !r.activity_stats.empty();
   for (const int rank : r.ranks) {
-    const auto it = r.activities.find(rank);
-    if (it == r.activities.end() || it->second.empty()) {
+    std::optional<sessions::RankActivityStats> summarized;
+    const sessions::RankActivityStats* stats = nullptr;
+    if (const auto it = r.activities.find(rank); it != r.activities.end() && !it->second.empty())
+      stats = &summarized.emplace(sessions::summarize_activities(rank, it->second));
+    else if (const auto at = r.activity_stats.find(rank); at != r.activity_stats.end())
+      stats = &at->second;
+    if (!stats) {
       out.comm_overlap.push_back(compute_comm_overlap_from_timers(rank, r.comms, r.timers));
       continue;
     }
-    out.comm_overlap.push_back(compute_comm_overlap_from_activities(rank, it->second));
-    out.top_kernels.push_back(compute_top_kernels(rank, it->second, options.top_kernels));
-    for (const auto& d : compute_gpu_idle(rank, it->second)) out.gpu_idle.push_back(d);
+    out.comm_overlap.push_back(compute_comm_overlap_from_stats(*stats));
+    out.top_kernels.push_back(compute_top_kernels_from_stats(*stats, options.top_kernels));
+    for (const auto& d : compute_gpu_idle_from_stats(*stats)) out.gpu_idle.push_back(d);
   }
   add_operator_analyses(r, options, out);
   return out;

@@ -25,6 +25,8 @@ struct ProfileRecords {
   std::vector<sessions::TimerBreakdown> timers;   ///< every rank's timer rows
   std::vector<sessions::CommRecord> comms;        ///< every rank's collective records
   std::map<int, std::vector<sessions::ActivityRecord>> activities;  ///< per rank, by start time
+  /// per rank with activities, when load_profile_summary read their summaries instead of the rows
+  std::map<int, sessions::RankActivityStats> activity_stats;
   std::map<int, std::vector<sessions::NvtxRange>> nvtx;             ///< per rank, by start time
 };
 
@@ -41,6 +43,10 @@ struct ProfileSelection {
 
 /// Reads session `session_id` of `store` (steps, timers, collectives, activities, NVTX).
 ProfileRecords load_profile_records(sessions::Store& store, std::int64_t session_id);
+/// What analyze_records() needs of a whole session, with the activities' summaries instead of the
+/// rows (sessions/activity_stats.hpp) and only the ranges of ranks with CPU operators: the same
+/// analyses as from load_profile_records(), without reading a 5 M-kernel window. Not for a selection.
+ProfileRecords load_profile_summary(sessions::Store& store, std::int64_t session_id);
 
 /// The records `selection` keeps (everything for an empty selection).
 ProfileRecords select_records(const ProfileRecords& records, const ProfileSelection& selection);

@@ -1,13 +1,14 @@
 #pragma once
-// Internal to the profiler: a set of half-open time intervals [start, end) in nanoseconds, merged on
-// demand, for "time with something running" questions (union and intersection lengths).
+// A set of half-open time intervals [start, end) in nanoseconds, merged on demand, for "time with
+// something running" questions (union and intersection lengths): the profile analyses and the
+// profiled window's summaries (activity_stats.hpp).
 
 #include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-namespace shardscope::profiler {
+namespace shardscope::sessions {
 
 class IntervalSet {
  public:
@@ -60,4 +61,4 @@ class IntervalSet {
   mutable bool merged_ = true;
 };
 
-}  // namespace shardscope::profiler
+}  // namespace shardscope::sessions

@@ -79,4 +79,10 @@ std::vector<int> load_activity_ranks(Store& store, std::int64_t session_id) {
   return out;
 }
 
+bool has_cpu_operator_ranges(Store& store, std::int64_t session_id, int rank) {
+  Statement s(store.db(), "SELECT 1 FROM nvtx_ranges WHERE session_id = ? AND rank = ? AND domain = ? LIMIT 1");
+  s.bind(1, session_id).bind(2, rank).bind(3, std::string(kCpuOpDomain));
+  return s.step();
+}
+
 }  // namespace shardscope::sessions

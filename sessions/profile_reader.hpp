@@ -25,5 +25,7 @@ std::vector<CommRecord> load_comm_records(Store& store, std::int64_t session_id,
 std::vector<ActivityRecord> load_activity_details(Store& store, std::int64_t session_id, int rank);
 /// Ranks that have activity records, ascending.
 std::vector<int> load_activity_ranks(Store& store, std::int64_t session_id);
+/// True when the rank has CPU operator ranges (domain kCpuOpDomain: an imported profiler trace).
+bool has_cpu_operator_ranges(Store& store, std::int64_t session_id, int rank);
 
 }  // namespace shardscope::sessions

@@ -397,7 +397,8 @@ std::vector<LogLine> load_logs(Store& store, std::int64_t session_id, std::optio
 std::size_t delete_sessions(Store& store, const std::vector<std::int64_t>& session_ids) {
   static const char* kTables[] = {"steps", "timers",       "comms",  "activities",     "nvtx_ranges", "logs",
                                   "ranks", "session_tags", "series", "comm_summaries", "hosts"};
-  static const char* kStatsTables[] = {"step_stats", "rank_stats", "timer_stats", "comm_stats"};
+  static const char* kStatsTables[] = {"step_stats",          "rank_stats",          "timer_stats",        "comm_stats",
+                                       "activity_device_stats", "activity_name_stats", "activity_step_stats"};
   SqliteDb& db = store.db();
   Transaction transaction(db);
   std::size_t deleted = 0;

@@ -1,5 +1,6 @@
 #include "sessions/store_schema.hpp"
 
+#include "sessions/activity_stats.hpp"
 #include "sessions/build_info.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/sqlite_db.hpp"
@@ -327,6 +328,12 @@ void add_stats_v10(SqliteDb& db) {
   db.exec(stats_schema_sql());
   fill_stats_from_rows(db);
 }
+// Version 11 adds the profiled window's summaries (issue 35 item 3; activity_stats.hpp): per device
+// the busy and communication time, per kernel name the calls and time, per step the records.
+void add_activity_stats_v11(SqliteDb& db) {
+  db.exec(activity_stats_schema_sql());
+  fill_activity_stats_from_rows(db);
+}
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 void add_session_writer_v5(SqliteDb& db) { db.exec(kSchemaV5); }
@@ -359,6 +366,8 @@ const std::vector<Migration>& schema_migrations() {
        add_cpu_op_details_v9},
       {9, 10, "add per-step, per-rank, per-timer and per-collective aggregates (fast reads of large sessions)",
        add_stats_v10},
+      {10, 11, "add the profiled window's summaries per device, kernel name and step (fast profile reads)",
+       add_activity_stats_v11},
   };
   return migrations;
 }

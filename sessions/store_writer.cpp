@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sessions/activity_stats.hpp"
 #include "sessions/credentials.hpp"
 #include "sessions/session_json.hpp"
 #include "sessions/session_liveness.hpp"
@@ -81,7 +82,8 @@ struct StoreWriter::Impl {
                    "evidence, suggested_fix, found_at) VALUES(?,?,?,?,?,?,?,?,?,?)"),
         find_name(d, "SELECT id FROM names WHERE text = ?"),
         insert_name(d, "INSERT INTO names(text) VALUES(?)"),
-        stats(d) {}
+        stats(d),
+        activity_stats(d) {}
 
   std::int64_t session_id(const std::string& uid);
   std::int64_t name_id(const std::string& text);
@@ -106,6 +108,7 @@ struct StoreWriter::Impl {
       activity, nvtx, log, run_end, rank_exit, series, comm_summary, origin, mark, forget_mark, finding, find_name,
       insert_name;
   StatsAccumulator stats;  // the pre-aggregates of what this batch writes (store_stats.hpp)
+  ActivityStatsAccumulator activity_stats;  // the profiled window's summaries (activity_stats.hpp)
   // Caches of committed ids; cleared when a transaction rolls back, since its ids vanish with it.
   std::unordered_map<std::string, std::int64_t> sessions;
   std::unordered_map<std::string, std::int64_t> names;
@@ -279,8 +282,13 @@ void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
     comm.bind(1, session).bind(2, e->rank).bind(3, e->step).bind(4, e->op).bind(5, e->bytes)
         .bind(6, e->latency_us).bind(7, e->algbw_gbps).bind(8, e->busbw_gbps).bind(9, e->group_size).run();
   } else if (const auto* e = std::get_if<ActivityBatch>(&event)) {
-    for (const auto& a : e->records) {
-      activity.bind(1, session).bind(2, e->rank).bind(3, static_cast<int>(a.kind)).bind(4, name_id(a.name))
+    std::vector<std::int64_t> name_ids;
+    name_ids.reserve(e->records.size());
+    for (const auto& a : e->records) name_ids.push_back(name_id(a.name));
+    activity_stats.add_batch(session, *e, name_ids);  // before its rows: it reads the rows already there
+    for (std::size_t i = 0; i < e->records.size(); ++i) {
+      const ActivityRecord& a = e->records[i];
+      activity.bind(1, session).bind(2, e->rank).bind(3, static_cast<int>(a.kind)).bind(4, name_ids[i])
           .bind(5, a.start_ns).bind(6, a.end_ns).bind(7, a.device).bind(8, a.stream).bind(9, a.bytes)
           .bind(10, a.step);
       bind_details(activity, a);
@@ -350,11 +358,13 @@ void StoreWriter::write(const std::vector<SessionEvent>& batch) {
       impl_->write_event(session, item.event);
     }
     impl_->stats.flush();
+    impl_->activity_stats.flush();
     transaction.commit();
   } catch (...) {
     impl_->sessions.clear();
     impl_->names.clear();
     impl_->stats.clear();
+    impl_->activity_stats.clear();
     throw;
   }
 }

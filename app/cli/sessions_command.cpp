@@ -299,18 +299,26 @@ struct ShownProfile {
   std::vector<CommOpStat> selected_collectives;  ///< the collectives in the selection
 };
 
+bool has_selection_flags(const ParsedArgs& parsed) {
+  return parsed.has("select-time") || parsed.has("select-step") || parsed.has("select-kernel") ||
+         parsed.has("select-collective");
+}
+
 ShownProfile load_shown_profile(const ParsedArgs& parsed, Store& store, std::int64_t id,
                                 const profiler::AnalysisOptions& options) {
   ShownProfile shown;
   if (!parsed.has("profile")) {
-    if (parsed.has("select-time") || parsed.has("select-step") || parsed.has("select-kernel") ||
-        parsed.has("select-collective"))
-      throw UsageError("the --select-* flags narrow the profile analyses: add --profile");
+    if (has_selection_flags(parsed)) throw UsageError("the --select-* flags narrow the profile analyses: add --profile");
+    return shown;
+  }
+  if (!has_selection_flags(parsed)) {
+    // The whole window: its summaries (schema 11) give every analysis without the rows (5 M kernels).
+    shown.analyses = profiler::analyze_records(profiler::load_profile_summary(store, id), options);
     return shown;
   }
   const auto records = profiler::load_profile_records(store, id);
   const profiler::ProfileSelection selection = selection_from_flags(parsed, profiler::profile_origin_ns(records));
-  if (selection.empty()) {  // no copy: select_records would copy every record (5 M kernels, ~1 GB)
+  if (selection.empty()) {  // e.g. --select-kernel '': no copy, select_records would copy every record
     shown.analyses = profiler::analyze_records(records, options);
     return shown;
   }
