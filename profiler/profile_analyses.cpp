@@ -314,7 +314,7 @@ StragglerAnalysis compute_stragglers(const std::vector<sessions::StepMetrics>& s
 }
 
 ProfileAnalyses analyze_session(sessions::Store& store, std::int64_t session_id, const AnalysisOptions& options) {
-  return analyze_records(load_profile_records(store, session_id), options);
+  return analyze_records(load_profile_summary(store, session_id), options);
 }
 
 }  // namespace shardscope::profiler

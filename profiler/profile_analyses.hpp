@@ -159,7 +159,8 @@ bool is_communication_kernel(const std::string& name);
 /// "activity", "timers", "unavailable".
 const char* overlap_method_name(OverlapMethod method);
 
-/// All analyses of session `session_id` of `store` (see sessions::find_session for selectors).
+/// All analyses of session `session_id` of `store` (see sessions::find_session for selectors), from
+/// the profiled window's summaries (load_profile_summary), not its rows.
 ProfileAnalyses analyze_session(sessions::Store& store, std::int64_t session_id, const AnalysisOptions& options = {});
 
 /// (a) from step rows and timer rows of any ranks.

@@ -99,26 +99,61 @@ void write_device(Statement& upsert, std::int64_t session, int rank, const Devic
   upsert.run();
 }
 
-// The migration's pass over one (session, rank)'s rows at a time, by start time.
-void fill_device_stats(SqliteDb& db) {
+// One rank's name and step figures, as the writer keeps them for a batch.
+struct NameDelta {
+  std::int64_t calls = 0, total_ns = 0, stepped_calls = 0, stepped_ns = 0;
+  void add(std::int64_t ns, std::int64_t step) {
+    ++calls;
+    total_ns += ns;
+    if (step >= 0) ++stepped_calls, stepped_ns += ns;
+  }
+};
+
+constexpr const char* kNameUpsert =
+    "INSERT INTO activity_name_stats VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(session_id, rank, kind, name_id) DO UPDATE "
+    "SET calls = calls + excluded.calls, total_ns = total_ns + excluded.total_ns, "
+    "stepped_calls = stepped_calls + excluded.stepped_calls, stepped_ns = stepped_ns + excluded.stepped_ns";
+constexpr const char* kStepUpsert =
+    "INSERT INTO activity_step_stats VALUES(?,?,?,?) ON CONFLICT(session_id, rank, step) DO UPDATE "
+    "SET activities = activities + excluded.activities";
+
+void write_name(Statement& upsert, std::int64_t session, int rank, int kind, std::int64_t name_id, const NameDelta& n) {
+  upsert.bind(1, session).bind(2, rank).bind(3, kind).bind(4, name_id).bind(5, n.calls).bind(6, n.total_ns)
+      .bind(7, n.stepped_calls).bind(8, n.stepped_ns).run();
+}
+
+// The migration's one pass over the rows, a (session, rank) at a time by start time (the index's
+// order, so a rank's intervals arrive sorted). A row of NULL device or step reads as 0, as
+// load_activities reads it.
+void fill_from_rows(SqliteDb& db) {
   std::unordered_map<std::int64_t, bool> nccl;
   for (Statement names(db, "SELECT id, text FROM names"); names.step();) nccl[names.int64(0)] = is_nccl_kernel_name(names.text(1));
-  Statement rows(db, "SELECT session_id, rank, kind, name_id, start_ns, end_ns, coalesce(device, 0) FROM activities "
-                     "INDEXED BY activities_by_session ORDER BY session_id, rank, start_ns");
-  Statement upsert(db, device_upsert_sql().c_str());
+  Statement rows(db, "SELECT session_id, rank, kind, name_id, start_ns, end_ns, coalesce(device, 0), coalesce(step, 0) "
+                     "FROM activities INDEXED BY activities_by_session ORDER BY session_id, rank, start_ns");
+  Statement device_upsert(db, device_upsert_sql().c_str()), name_upsert(db, kNameUpsert), step_upsert(db, kStepUpsert);
   std::optional<std::pair<std::int64_t, int>> current;
   std::map<int, DeviceSpans> devices;
+  std::map<std::pair<int, std::int64_t>, NameDelta> names;  // (kind, name_id)
+  std::map<std::int64_t, std::int64_t> steps;
   auto write = [&] {
+    const auto [session, rank] = *current;
     for (const auto& [device, spans] : devices)
-      write_device(upsert, current->first, current->second, spans.stats(device), !spans.busy.empty(), spans.longest);
+      write_device(device_upsert, session, rank, spans.stats(device), !spans.busy.empty(), spans.longest);
+    for (const auto& [key, n] : names) write_name(name_upsert, session, rank, key.first, key.second, n);
+    for (const auto& [step, count] : steps) step_upsert.bind(1, session).bind(2, rank).bind(3, step).bind(4, count).run();
     devices.clear();
+    names.clear();
+    steps.clear();
   };
   while (rows.step()) {
     const std::pair<std::int64_t, int> key{rows.int64(0), static_cast<int>(rows.int64(1))};
     if (current && key != *current) write();
     current = key;
-    devices[static_cast<int>(rows.int64(6))].add(static_cast<ActivityKind>(rows.int64(2)), nccl[rows.int64(3)],
-                                                  rows.int64(4), rows.int64(5));
+    const int kind = static_cast<int>(rows.int64(2));
+    const std::int64_t name_id = rows.int64(3), start = rows.int64(4), end = rows.int64(5), step = rows.int64(7);
+    devices[static_cast<int>(rows.int64(6))].add(static_cast<ActivityKind>(kind), nccl[name_id], start, end);
+    names[{kind, name_id}].add(end - start, step);
+    ++steps[step];
   }
   if (current) write();
 }
@@ -187,15 +222,7 @@ RankActivityStats load_activity_stats(Store& store, std::int64_t session_id, int
 
 std::string activity_stats_schema_sql() { return kActivityStatsSql; }
 
-void fill_activity_stats_from_rows(SqliteDb& db) {
-  db.exec("INSERT INTO activity_name_stats SELECT session_id, rank, kind, name_id, COUNT(*), SUM(end_ns - start_ns), "
-          "COUNT(CASE WHEN coalesce(step, 0) >= 0 THEN 1 END), "
-          "coalesce(SUM(CASE WHEN coalesce(step, 0) >= 0 THEN end_ns - start_ns END), 0) FROM activities "
-          "GROUP BY session_id, rank, kind, name_id");
-  db.exec("INSERT INTO activity_step_stats SELECT session_id, rank, coalesce(step, 0), COUNT(*) FROM activities "
-          "GROUP BY session_id, rank, coalesce(step, 0)");
-  fill_device_stats(db);
-}
+void fill_activity_stats_from_rows(SqliteDb& db) { fill_from_rows(db); }
 
 // ---- the writer's side ---------------------------------------------------------------------------
 
@@ -209,22 +236,14 @@ struct DeviceDelta {
   std::int64_t longest = 0;
 };
 
-struct NameDelta {
-  std::int64_t calls = 0, total_ns = 0, stepped_calls = 0, stepped_ns = 0;
-};
-
 }  // namespace
 
 struct ActivityStatsAccumulator::Impl {
   explicit Impl(SqliteDb& d)
       : db(d),
         device_upsert(d, device_upsert_sql().c_str()),
-        name_upsert(d, "INSERT INTO activity_name_stats VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(session_id, rank, kind, "
-                       "name_id) DO UPDATE SET calls = calls + excluded.calls, total_ns = total_ns + excluded.total_ns, "
-                       "stepped_calls = stepped_calls + excluded.stepped_calls, "
-                       "stepped_ns = stepped_ns + excluded.stepped_ns"),
-        step_upsert(d, "INSERT INTO activity_step_stats VALUES(?,?,?,?) ON CONFLICT(session_id, rank, step) DO UPDATE "
-                       "SET activities = activities + excluded.activities"),
+        name_upsert(d, kNameUpsert),
+        step_upsert(d, kStepUpsert),
         longest_of(d, "SELECT longest_ns FROM activity_device_stats WHERE session_id = ? AND rank = ? AND device = ?"),
         // Every row of the device overlapping [?4, ?3): none starts before ?4 less the longest.
         overlapping(d, "SELECT a.kind, a.name_id, a.start_ns, a.end_ns FROM activities a WHERE a.session_id = ?1 "
@@ -318,10 +337,7 @@ void ActivityStatsAccumulator::add_batch(std::int64_t session, const ActivityBat
   for (std::size_t i = 0; i < batch.records.size(); ++i) {
     const ActivityRecord& a = batch.records[i];
     by_device[a.device].push_back(i);
-    NameDelta& n = impl_->names[{session, batch.rank, static_cast<int>(a.kind), name_ids[i]}];
-    ++n.calls;
-    n.total_ns += a.end_ns - a.start_ns;
-    if (a.step >= 0) ++n.stepped_calls, n.stepped_ns += a.end_ns - a.start_ns;
+    impl_->names[{session, batch.rank, static_cast<int>(a.kind), name_ids[i]}].add(a.end_ns - a.start_ns, a.step);
     ++impl_->steps[{session, batch.rank, a.step}];
   }
   for (const auto& [device, records] : by_device) impl_->add_device(session, batch.rank, device, batch, records, name_ids);
@@ -331,9 +347,7 @@ void ActivityStatsAccumulator::flush() {
   for (const auto& [key, d] : impl_->devices)
     write_device(impl_->device_upsert, std::get<0>(key), std::get<1>(key), d.stats, d.has_window, d.longest);
   for (const auto& [key, n] : impl_->names)
-    impl_->name_upsert.bind(1, std::get<0>(key)).bind(2, std::get<1>(key)).bind(3, std::get<2>(key))
-        .bind(4, std::get<3>(key)).bind(5, n.calls).bind(6, n.total_ns).bind(7, n.stepped_calls).bind(8, n.stepped_ns)
-        .run();
+    write_name(impl_->name_upsert, std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), n);
   for (const auto& [key, count] : impl_->steps)
     impl_->step_upsert.bind(1, std::get<0>(key)).bind(2, std::get<1>(key)).bind(3, std::get<2>(key)).bind(4, count).run();
   impl_->devices.clear();
