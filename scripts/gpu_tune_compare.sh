@@ -10,7 +10,7 @@
 # (the time limits of the two tune runs; 150 and 340 by default; 0 skips that run)
 # TUNE_RESUME_DIR: a folder with tune-grid.db / tune-model_based.db of an earlier call whose run hit
 # its limit: that run continues with --resume (no finished trial repeats).
-# (TUNE_WHERE and TUNE_SHAPE override the GPU and the shape for a dry run on CPU ranks, TUNE_SPACE
+# (TUNE_PROFILE_STEPS sets --profile-steps, 3:8 by default; TUNE_WHERE and TUNE_SHAPE override the GPU and the shape for a dry run on CPU ranks, TUNE_SPACE
 # the space: --space flags.)
 export SKIP_CUDA_TESTS=1
 source "$(dirname "$0")/gpu_check_common.sh" gpu-tune-compare
@@ -36,7 +36,7 @@ tune() {  # $1 = label, $2 = time limit (s; 0 skips the run), then tune's flags
     set -- "$@" --resume
   fi
   local start=$SECONDS
-  timeout "$limit" "$CLI" tune --config "$work/ds.json" "${WHERE[@]}" "${SPACE[@]}" --profile-steps 3:8 \
+  timeout "$limit" "$CLI" tune --config "$work/ds.json" "${WHERE[@]}" "${SPACE[@]}" --profile-steps "${TUNE_PROFILE_STEPS:-3:8}" \
     --trial-timeout 90 --db "$ARCHIVE_DIR/tune-$label.db" --out "$work/$label" "$@" -- "${SHAPE[@]}" \
     > "$OUT_DIR/tune-$label.log" 2>&1
   echo "tune $label: rc=$? in $((SECONDS - start)) s" | tee -a "$ARCHIVE_DIR/tune-compare.txt"
