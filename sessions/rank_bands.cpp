@@ -4,10 +4,17 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <exception>
+#include <map>
+#include <thread>
+#include <utility>
+
+#include <sqlite3.h>
 
 #include "sessions/errors.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
+#include "sessions/store_stats.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -133,6 +140,219 @@ void fill_grid(Store& store, std::int64_t session_id, RankStepGrid& grid) {
   }
 }
 
+// Bands from step_stats (schema 10), exact: where every rank's value at a step is the same (min ==
+// max and every rank with a row has one; the loss, lr, loss scale and grad norm of a data-parallel
+// run are one value on every rank) the band is that value with the step's lowest rank at both ends,
+// which is what rank_band makes of the rows; only the other steps of a metric (a step time differs
+// by rank at every step) are read from the rows, one step at a time through the primary key and
+// only their columns, split over a few connections when they are millions of rows. A 1,024-rank
+// session of 10,000 steps reads 10,000 stats rows and the step time's rows instead of every column
+// of 10 M rows (docs/benchmarks.md, "The window at 1,024 ranks").
+
+// What step_stats says of one step: which metrics' bands need the rows, which are flat.
+struct StatsStep {
+  std::int64_t step = 0;
+  int ranks = 0;         // ranks with a row at the step
+  std::uint32_t rows = 0;  // bit m: metric m's values differ (or one is infinite, or a rank has none)
+  std::uint32_t flat = 0;  // bit m: every rank's value of metric m is the same finite value
+};
+
+struct StatsSteps {
+  std::vector<StatsStep> steps;
+  std::vector<double> flat_values;  // the flat metrics' values, step by step, in metric order
+  std::size_t row_count = 0;        // rows of the steps with a `rows` bit
+};
+
+StatsSteps read_stats_steps(SqliteDb& db, std::int64_t session_id, const std::vector<Metric>& metrics) {
+  std::string sql = "SELECT step, ranks";
+  for (auto m : metrics) {
+    const std::string c = metric_name(m);
+    sql += ", " + c + "_n, " + c + "_min, " + c + "_max";
+  }
+  sql += " FROM step_stats WHERE session_id = ?1 ORDER BY step";
+  Statement s(db, sql.c_str());
+  s.bind(1, session_id);
+  StatsSteps out;
+  while (s.step()) {
+    StatsStep step{s.int64(0), static_cast<int>(s.int64(1)), 0, 0};
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      const int c = 2 + 3 * static_cast<int>(m);
+      const std::int64_t n = s.int64(c);
+      if (n == 0) continue;  // no rank has a value: no band
+      const bool flat = n == step.ranks && !s.is_null(c + 1) && !s.is_null(c + 2) && s.real(c + 1) == s.real(c + 2) &&
+                        std::isfinite(s.real(c + 1));
+      (flat ? step.flat : step.rows) |= 1u << m;
+      if (flat) out.flat_values.push_back(s.real(c + 1));
+    }
+    if (step.rows) out.row_count += static_cast<std::size_t>(step.ranks);
+    out.steps.push_back(step);
+  }
+  return out;
+}
+
+// The bands of the `rows` metrics of some steps, read from their rows, and each step's lowest rank.
+struct RowBands {
+  std::vector<std::vector<RankBand>> by_metric;
+  std::vector<std::pair<std::int64_t, int>> lowest_rank;  // (step, lowest rank with a row) of each step read
+};
+
+// Reads one step's rows at a time. One statement per set of metrics (SQLite decodes every column
+// a statement names, so the flat metrics' columns are left out).
+RowBands read_row_bands(SqliteDb& db, std::int64_t session_id, const std::vector<Metric>& metrics,
+                        const StatsStep* begin, const StatsStep* end) {
+  RowBands out;
+  out.by_metric.resize(metrics.size());
+  std::map<std::uint32_t, Statement> statements;
+  std::vector<std::vector<RankValue>> values(metrics.size());
+  for (const StatsStep* step = begin; step != end; ++step) {
+    if (!step->rows) continue;
+    auto it = statements.find(step->rows);
+    if (it == statements.end()) {
+      std::string sql = "SELECT rank";
+      for (std::size_t m = 0; m < metrics.size(); ++m)
+        if (step->rows & (1u << m)) sql += std::string(", ") + metric_name(metrics[m]);
+      sql += " FROM steps WHERE session_id = ?1 AND step = ?2 ORDER BY rank";
+      it = statements.emplace(step->rows, Statement(db, sql.c_str())).first;
+    }
+    Statement& s = it->second;
+    s.reset();  // clears the bindings too
+    s.bind(1, session_id).bind(2, step->step);
+    std::vector<std::size_t> read;  // the metric of each column after the rank
+    for (std::size_t m = 0; m < metrics.size(); ++m)
+      if (step->rows & (1u << m)) read.push_back(m);
+    int lowest = -1;
+    while (s.step()) {
+      const int rank = static_cast<int>(s.int64(0));
+      if (lowest < 0) lowest = rank;  // rows come in rank order
+      for (std::size_t i = 0; i < read.size(); ++i) {
+        const int column = static_cast<int>(i) + 1;
+        if (s.is_null(column)) continue;
+        const double value = s.real(column);
+        if (std::isfinite(value)) values[read[i]].push_back({rank, value});  // as the row path: finite values only
+      }
+    }
+    for (const std::size_t m : read) {
+      if (!values[m].empty()) out.by_metric[m].push_back(rank_band(step->step, values[m]));
+      values[m].clear();
+    }
+    out.lowest_rank.emplace_back(step->step, lowest);
+  }
+  return out;
+}
+
+// A deferred read transaction where none is open, so step_stats and the rows read after it are one
+// snapshot of a file a collector is still writing.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(SqliteDb& db) : db_(db), began_(sqlite3_get_autocommit(db.handle()) != 0) {
+    if (began_) db_.exec("BEGIN");
+  }
+  ~ReadSnapshot() {
+    if (began_) sqlite3_exec(db_.handle(), "COMMIT", nullptr, nullptr, nullptr);  // a read: nothing to lose
+  }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  bool began() const { return began_; }
+
+ private:
+  SqliteDb& db_;
+  bool began_;
+};
+
+// Up to this many connections read a step's rows at once (StepBandOptions::rows_per_reader
+// each): SQLite decoding the rows is the whole cost, about 0.3 us a row on one core.
+constexpr unsigned kMaxBandReaders = 4;
+
+// The steps' row bands, in step order, on `readers` connections: the caller's for the first part,
+// a read-only one of its own for each other (its own snapshot: a step written meanwhile may show
+// more ranks than step_stats said; what it shows is still that step's rows).
+std::vector<RowBands> read_row_bands_in_parts(Store& store, std::int64_t session_id, const std::vector<Metric>& metrics,
+                                              const StatsSteps& stats, unsigned readers) {
+  std::vector<const StatsStep*> bounds{stats.steps.data()};
+  const std::size_t per_part = (stats.row_count + readers - 1) / readers;
+  std::size_t rows = 0;
+  for (const StatsStep& step : stats.steps) {
+    if (step.rows) rows += static_cast<std::size_t>(step.ranks);
+    if (rows >= per_part && bounds.size() < readers) bounds.push_back(&step + 1), rows = 0;
+  }
+  bounds.push_back(stats.steps.data() + stats.steps.size());
+  const std::size_t parts = bounds.size() - 1;
+  std::vector<RowBands> out(parts);
+  std::vector<std::exception_ptr> errors(parts);
+  std::vector<std::thread> threads;
+  for (std::size_t p = 1; p < parts; ++p)
+    threads.emplace_back([&, p] {
+      try {
+        SqliteDb db(store.path(), false, true);
+        db.exec("PRAGMA busy_timeout = 5000");
+        ReadSnapshot snapshot(db);
+        out[p] = read_row_bands(db, session_id, metrics, bounds[p], bounds[p + 1]);
+      } catch (...) {
+        errors[p] = std::current_exception();
+      }
+    });
+  try {
+    out[0] = read_row_bands(store.db(), session_id, metrics, bounds[0], bounds[1]);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
+std::vector<std::vector<RankBand>> load_step_bands_from_stats(Store& store, std::int64_t session_id,
+                                                              const std::vector<Metric>& metrics,
+                                                              std::size_t rows_per_reader) {
+  const std::size_t count = metrics.size();
+  std::vector<std::vector<RankBand>> out(count);
+  if (metrics.empty()) return out;
+  SqliteDb& db = store.db();
+  ReadSnapshot snapshot(db);
+  const StatsSteps stats = read_stats_steps(db, session_id, metrics);
+  // Other connections see only what is committed: read on the caller's alone inside its transaction.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned readers = !snapshot.began() ? 1u
+      : static_cast<unsigned>(std::clamp<std::size_t>(stats.row_count / rows_per_reader, 1, std::min(cores, kMaxBandReaders)));
+  const std::vector<RowBands> parts = read_row_bands_in_parts(store, session_id, metrics, stats, readers);
+  // Merge in step order: each step's flat bands (named by its lowest rank) and its row bands.
+  Statement first(db, "SELECT rank FROM steps WHERE session_id = ?1 AND step = ?2 ORDER BY rank LIMIT 1");
+  std::vector<std::size_t> next(count, 0);
+  std::size_t part = 0, next_lowest = 0, next_flat = 0;
+  for (const StatsStep& step : stats.steps) {
+    int lowest = -1;
+    if (step.rows) {
+      while (part < parts.size() && next_lowest == parts[part].lowest_rank.size()) {
+        ++part;
+        next_lowest = 0;
+        std::fill(next.begin(), next.end(), 0);
+      }
+      if (part < parts.size()) lowest = parts[part].lowest_rank[next_lowest++].second;
+    } else if (step.flat) {
+      first.reset();
+      first.bind(1, session_id).bind(2, step.step);
+      if (first.step()) lowest = static_cast<int>(first.int64(0));
+    }
+    for (std::size_t m = 0; m < count; ++m) {
+      if ((step.rows & (1u << m)) && part < parts.size()) {
+        const auto& bands = parts[part].by_metric[m];
+        if (next[m] < bands.size() && bands[next[m]].step == step.step) out[m].push_back(bands[next[m]++]);
+      } else if (step.flat & (1u << m)) {  // (a bit is in rows or flat, never both)
+        const double value = stats.flat_values[next_flat++];
+        if (lowest < 0) continue;  // stats without rows: nothing to name, as the rows would have drawn nothing
+        RankBand band;
+        band.step = step.step;
+        band.min = band.median = band.max = value;
+        band.min_rank = band.max_rank = lowest;
+        band.ranks = step.ranks;
+        out[m].push_back(band);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<int> load_rank_ids(Store& store, std::int64_t session_id) {
@@ -166,7 +386,9 @@ RankBand rank_band(std::int64_t step, std::vector<RankValue>& values) {
 }
 
 std::vector<std::vector<RankBand>> load_step_bands(Store& store, std::int64_t session_id,
-                                                   const std::vector<Metric>& metrics) {
+                                                   const std::vector<Metric>& metrics, const StepBandOptions& options) {
+  if (options.source == BandSource::kPreferStats && has_stats(store) && metrics.size() <= kMaxStatsBandMetrics)
+    return load_step_bands_from_stats(store, session_id, metrics, std::max<std::size_t>(options.rows_per_reader, 1));
   std::vector<std::vector<RankBand>> out(metrics.size());
   if (metrics.empty()) return out;
   std::string sql = "SELECT step, rank";

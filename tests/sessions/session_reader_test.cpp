@@ -158,6 +158,30 @@ TEST_F(SessionReaderTest, SummaryMatchesHandComputedFigures) {
   EXPECT_DOUBLE_EQ(*summarize_session(*store_, s.info.id, warm).median_step_ms, 114.0);
 }
 
+// The log levels are counted over the session's range of log ids: lines of two sessions written in
+// turn share that range, and each summary counts only its own.
+TEST(SessionSummaryLogs, CountTheWarningsAndErrorsOfTheirSessionOnly) {
+  const auto path = testing::temp_path("summary_logs");
+  {
+    Store store = Store::open_or_create(path);
+    StoreWriter writer(store);
+    writer.write("uid-logs-a", {testing::sample_run_start("a", 2, "{}")});
+    writer.write("uid-logs-b", {testing::sample_run_start("b", 2, "{}")});
+    for (int i = 0; i < 6; ++i) {
+      writer.write("uid-logs-a", {LogLine{i % 2, 1.0 * i, i < 4 ? LogLevel::kWarning : LogLevel::kError, "a"}});
+      writer.write("uid-logs-b", {LogLine{0, 1.0 * i, i < 1 ? LogLevel::kError : LogLevel::kInfo, "b"}});
+    }
+  }
+  Store store = Store::open(path);
+  const SessionSummary a = summarize_session(store, find_session(store, "uid-logs-a"));
+  const SessionSummary b = summarize_session(store, find_session(store, "uid-logs-b"));
+  EXPECT_EQ(a.warning_logs, 4);
+  EXPECT_EQ(a.error_logs, 2);
+  EXPECT_EQ(b.warning_logs, 0);
+  EXPECT_EQ(b.error_logs, 1);
+  testing::remove_store(path);
+}
+
 TEST_F(SessionReaderTest, DeleteRemovesOnlyTheNamedSession) {
   const auto alpha = find_session(*store_, "alpha");
   const auto beta = find_session(*store_, "beta");
