@@ -212,7 +212,7 @@ def main():
     p.add_argument("--archive", required=True, help="where ds-autotune.txt and ds-autotune.json go")
     p.add_argument("--logs", required=True, help="the logs go to LOGS/ds-autotune/")
     p.add_argument("--python", default=sys.executable)
-    p.add_argument("--limit", type=float, default=250, help="seconds for the autotuner (then its group is killed)")
+    p.add_argument("--limit", type=float, default=300, help="seconds for the autotuner (then its group is killed)")
     p.add_argument("--measure-limit", type=float, default=150, help="seconds for the standalone measurement")
     p.add_argument("--measure-steps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
