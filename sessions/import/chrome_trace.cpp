@@ -1,19 +1,19 @@
 #include "sessions/import/chrome_trace.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <cstdint>
-#include <iterator>
-#include <optional>
-#include <cmath>
-#include <filesystem>
-
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <iterator>
 #include <istream>
+#include <optional>
 #include <streambuf>
+#include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +37,27 @@ std::int64_t saturated_int64(double v) {
 
 // Depths of the SAX pass: 1 the document, 2 traceEvents, 3 an event, 4 its args, 5 an args array.
 constexpr int kEventDepth = 3, kArgsDepth = 4, kArgArrayDepth = 5;
+
+// The keys read inside an event (its own at depth 3, its args' at 4), known by a code set once per
+// key rather than by comparing texts at each value: a trace is mostly these keys.
+enum class Key : std::uint8_t {
+  kOther, kPh, kCat, kName, kTs, kDur, kTid, kId, kArgs, kDevice, kStream, kCorrelation, kBytes, kRegisters,
+  kBandwidth, kExternalId, kSequenceNumber, kForwardThreadId, kInputDims, kGrid, kBlock
+};
+
+Key key_code(std::string_view k) {
+  static constexpr std::pair<std::string_view, Key> kKeys[] = {
+      {"ph", Key::kPh}, {"cat", Key::kCat}, {"name", Key::kName}, {"ts", Key::kTs}, {"dur", Key::kDur},
+      {"tid", Key::kTid}, {"id", Key::kId}, {"args", Key::kArgs}, {"device", Key::kDevice},
+      {"stream", Key::kStream}, {"correlation", Key::kCorrelation}, {"bytes", Key::kBytes},
+      {"registers per thread", Key::kRegisters}, {"memory bandwidth (GB/s)", Key::kBandwidth},
+      {"External id", Key::kExternalId}, {"Sequence number", Key::kSequenceNumber},
+      {"Fwd thread id", Key::kForwardThreadId}, {"Input Dims", Key::kInputDims}, {"grid", Key::kGrid},
+      {"block", Key::kBlock}};
+  for (const auto& [name, code] : kKeys)
+    if (k == name) return code;
+  return Key::kOther;
+}
 
 class TraceSax {
  public:
@@ -65,7 +86,7 @@ class TraceSax {
   bool start_array(std::size_t) {
     ++depth_;
     if (depth_ == 2 && key_[1] == "traceEvents") saw_trace_events = events_array_ = true;
-    if (in_events() && depth_ == kArgArrayDepth && key_[3] == "args" && key_[4] == "Input Dims") in_dims_ = true;
+    if (in_args(kArgArrayDepth) && code_[kArgsDepth] == Key::kInputDims) in_dims_ = true;
     if (in_dims_) dims_append("[");
     return true;
   }
@@ -77,7 +98,8 @@ class TraceSax {
     return true;
   }
   bool key(std::string& k) {
-    if (depth_ < static_cast<int>(std::size(key_))) key_[depth_] = k;
+    if (in_events() && (depth_ == kEventDepth || depth_ == kArgsDepth)) code_[depth_] = key_code(k);
+    else if (depth_ < static_cast<int>(std::size(key_))) key_[depth_] = k;
     return true;
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
@@ -90,6 +112,8 @@ class TraceSax {
 
  private:
   bool in_events() const { return events_array_; }
+  // Inside an event's "args", at `depth`.
+  bool in_args(int depth) const { return in_events() && depth_ == depth && code_[kEventDepth] == Key::kArgs; }
   bool number(double v, std::int64_t i);
   // "Input Dims" ([[8, 16], [32, 16], [32]], nested deeper for tensor lists) rebuilt as compact
   // JSON while it streams by, up to kMaxShapesChars; the rest is dropped and "..." marks the cut.
@@ -108,15 +132,17 @@ class TraceSax {
   ChromeTraceBuilder& builder_;
   int depth_ = 0;
   bool events_array_ = false, in_dims_ = false, dims_cut_ = false;
-  std::string key_[8];
+  std::string key_[kEventDepth];                   // the document's keys (depths 1 and 2)
+  Key code_[kArgsDepth + 1] = {};                 // an event's key (depth 3) and its args' (depth 4)
   RawTraceEvent current_;
 };
 
 bool TraceSax::string(std::string& v) {
   if (in_events() && depth_ == kEventDepth) {
-    if (key_[3] == "ph") current_.ph = v;
-    else if (key_[3] == "cat") current_.cat = v;
-    else if (key_[3] == "name") current_.name = v;
+    const Key k = code_[kEventDepth];
+    if (k == Key::kPh) current_.ph = v;
+    else if (k == Key::kCat) current_.cat = v;
+    else if (k == Key::kName) current_.name = v;
   } else if (depth_ == 2 && key_[1] == "distributedInfo" && key_[2] == "backend") {
     out_.backend = v;
   }
@@ -127,24 +153,24 @@ bool TraceSax::number(double v, std::int64_t i) {
   if (in_dims_) {
     dims_append(std::to_string(i).c_str());
   } else if (in_events() && depth_ == kEventDepth) {
-    const std::string& k = key_[3];
-    if (k == "ts") current_.ts_us = v;
-    else if (k == "dur") current_.dur_us = v;
-    else if (k == "tid") current_.tid = i;
-    else if (k == "id") current_.id = i;
-  } else if (in_events() && depth_ == kArgsDepth && key_[3] == "args") {
-    const std::string& k = key_[4];
-    if (k == "device") current_.device = i;
-    else if (k == "stream") current_.stream = i;
-    else if (k == "correlation") current_.correlation = i;
-    else if (k == "bytes") current_.bytes = i;
-    else if (k == "registers per thread") current_.registers = i;
-    else if (k == "memory bandwidth (GB/s)") current_.bandwidth_gbps = v;
-    else if (k == "External id") current_.external_id = i;
-    else if (k == "Sequence number") current_.sequence_number = i;
-    else if (k == "Fwd thread id") current_.forward_thread_id = i;
-  } else if (in_events() && depth_ == kArgArrayDepth && key_[3] == "args" && (key_[4] == "grid" || key_[4] == "block")) {
-    auto& dims = key_[4] == "grid" ? current_.grid : current_.block;
+    const Key k = code_[kEventDepth];
+    if (k == Key::kTs) current_.ts_us = v;
+    else if (k == Key::kDur) current_.dur_us = v;
+    else if (k == Key::kTid) current_.tid = i;
+    else if (k == Key::kId) current_.id = i;
+  } else if (in_args(kArgsDepth)) {
+    const Key k = code_[kArgsDepth];
+    if (k == Key::kDevice) current_.device = i;
+    else if (k == Key::kStream) current_.stream = i;
+    else if (k == Key::kCorrelation) current_.correlation = i;
+    else if (k == Key::kBytes) current_.bytes = i;
+    else if (k == Key::kRegisters) current_.registers = i;
+    else if (k == Key::kBandwidth) current_.bandwidth_gbps = v;
+    else if (k == Key::kExternalId) current_.external_id = i;
+    else if (k == Key::kSequenceNumber) current_.sequence_number = i;
+    else if (k == Key::kForwardThreadId) current_.forward_thread_id = i;
+  } else if (in_args(kArgArrayDepth) && (code_[kArgsDepth] == Key::kGrid || code_[kArgsDepth] == Key::kBlock)) {
+    auto& dims = code_[kArgsDepth] == Key::kGrid ? current_.grid : current_.block;
     if (dims.size() < 3) dims.push_back(i);
   } else if (depth_ == 1 && key_[1] == "baseTimeNanoseconds") {
     out_.base_time_ns = i;
@@ -173,6 +199,9 @@ void parse_pass(ChromeTrace& out, ChromeTraceBuilder& builder, const std::string
 }
 
 // A trace file read in 1 MiB buffers, reporting the bytes read as it goes (the import's progress).
+// nlohmann's stream adapter takes each character by sbumpc(), an inline read of this buffer: an
+// iterator pair or a custom adapter over the same buffer lexed no faster (1.7-2.0 s per 100 MB
+// pass either way, docs/benchmarks.md "Traces at scale"); the lexer itself is the bound.
 class ProgressFileBuffer : public std::streambuf {
  public:
   ProgressFileBuffer(const configs::InputFile& file, std::function<void(std::uint64_t)> on_read)
@@ -225,19 +254,26 @@ void check_trace_file(const std::string& path) {
                       "; pass the .json the PyTorch profiler wrote (tensorboard_trace_handler or export_chrome_trace)");
 }
 
-// A sink that keeps everything (the in-memory form): one hand-over at the end.
-ChromeTraceSink keeping_sink(ChromeTrace& kept) {
+// What the in-memory form keeps of a trace: everything, handed over once at the end.
+struct KeptTrace {
+  std::vector<ActivityRecord> activities;
+  std::vector<NvtxRange> ranges;
+  std::vector<ForwardLink> links;
+};
+
+ChromeTraceSink keeping_sink(KeptTrace& kept) {
   ChromeTraceSink sink;
   sink.batch_records = SIZE_MAX;
   sink.activities = [&kept](std::vector<ActivityRecord>& records) { kept.activities.swap(records); };
   sink.ranges = [&kept](std::vector<NvtxRange>& records) { kept.ranges.swap(records); };
+  sink.links = [&kept](std::vector<ForwardLink>& links) { kept.links.insert(kept.links.end(), links.begin(), links.end()); };
   return sink;
 }
 
-void keep_sorted(ChromeTrace& out, ChromeTrace& kept, const std::vector<ForwardLink>& links) {
+void keep_sorted(ChromeTrace& out, KeptTrace& kept) {
   out.activities = std::move(kept.activities);
   out.ranges = std::move(kept.ranges);
-  apply_forward_links(out.ranges, links);
+  apply_forward_links(out.ranges, kept.links);
   std::stable_sort(out.activities.begin(), out.activities.end(),
                    [](const ActivityRecord& a, const ActivityRecord& b) { return a.start_ns < b.start_ns; });
   std::stable_sort(out.ranges.begin(), out.ranges.end(), [](const NvtxRange& a, const NvtxRange& b) {
@@ -248,13 +284,15 @@ void keep_sorted(ChromeTrace& out, ChromeTrace& kept, const std::vector<ForwardL
 }  // namespace
 
 ChromeTrace parse_chrome_trace(std::string_view json_text, const std::string& file, const ChromeTraceOptions& options) {
-  ChromeTrace out, kept;
+  ChromeTrace out;
+  KeptTrace kept;
   ChromeTraceBuilder builder(out, options);
   parse_pass(out, builder, file, json_text.begin(), json_text.end());
   const ChromeTraceSink sink = keeping_sink(kept);
   builder.start_emitting(sink);
   parse_pass(out, builder, file, json_text.begin(), json_text.end());
-  keep_sorted(out, kept, builder.finish());
+  builder.finish();
+  keep_sorted(out, kept);
   return out;
 }
 
@@ -271,7 +309,7 @@ StreamedChromeTrace stream_chrome_trace(const std::string& path, const ChromeTra
     stream_pass(result.trace, builder, file, path, sink, 1);
     builder.start_emitting(counting);
     stream_pass(result.trace, builder, file, path, sink, 2);
-    result.links = builder.finish();
+    builder.finish();
   } catch (const configs::InputFileError& error) {
     throw ImportError(error.what());
   }
@@ -279,9 +317,9 @@ StreamedChromeTrace stream_chrome_trace(const std::string& path, const ChromeTra
 }
 
 ChromeTrace read_chrome_trace(const std::string& path, const ChromeTraceOptions& options) {
-  ChromeTrace kept;
+  KeptTrace kept;
   StreamedChromeTrace streamed = stream_chrome_trace(path, keeping_sink(kept), options);
-  keep_sorted(streamed.trace, kept, streamed.links);
+  keep_sorted(streamed.trace, kept);
   return std::move(streamed.trace);
 }
 

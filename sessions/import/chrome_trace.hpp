@@ -5,8 +5,9 @@
 // functions) as CPU-side ranges of domain "cpu_op" with their input shapes, ids and forward/backward
 // links, and the ProfilerStep#N windows as step times; each on the Unix-epoch nanosecond timeline
 // (baseTimeNanoseconds + ts). Streamed from the file with a SAX parser in two passes (the step
-// windows and flows first, then each record as its event closes, handed on in batches): what is
-// held is bounded by the trace's steps and fwd/bwd flows, not by its size, and time is linear in it.
+// windows and flows first, then each record as its event closes, handed on in batches; the flow
+// ends wait in a scratch SQLite file): what is held in memory is the step windows, a batch and
+// fixed buffers, not anything that grows with the trace's records, and time is linear in its size.
 
 #include <cstdint>
 #include <functional>
@@ -50,7 +51,7 @@ struct ChromeTraceOptions {
 
 /// A backward CPU operator (found by its thread, times and external id) and the external id of
 /// the forward operator autograd ran it for: the trace's fwdbwd flow, known once the whole trace
-/// was read, so a streamed range gets it afterwards.
+/// was read, so a streamed range gets it afterwards (ChromeTraceSink::links).
 struct ForwardLink {
   std::int64_t stream = 0, start_ns = 0, end_ns = 0;
   std::optional<std::int64_t> external_id;  ///< the backward operator's own
@@ -64,22 +65,24 @@ struct ChromeTraceSink {
   std::function<void(const ChromeTrace&)> indexed;
   std::function<void(std::vector<ActivityRecord>&)> activities;
   std::function<void(std::vector<NvtxRange>&)> ranges;
+  /// After the last record: the forward/backward links to set on the ranges handed over, in
+  /// batches (of batch_records) in the order of the flows' ids; may be left unset.
+  std::function<void(std::vector<ForwardLink>&)> links;
   /// Bytes of this file read so far in this pass, the file's size, and the pass (1 or 2); called
   /// each time a buffer (1 MiB) is read.
   std::function<void(std::uint64_t bytes, std::uint64_t size, int pass)> progress;
   std::size_t batch_records = 10000;
 };
 
-/// The streamed reading of one trace file: everything of ChromeTrace but its records, which went
-/// to the sink, and the links to set on the ranges the sink received.
+/// The streamed reading of one trace file: everything of ChromeTrace but its records and links,
+/// which went to the sink.
 struct StreamedChromeTrace {
-  ChromeTrace trace;  ///< activities and ranges empty; the counts below say how many went
+  ChromeTrace trace;  ///< activities and ranges empty; the counts below (and forward_backward_links) say how many went
   std::size_t activities = 0, ranges = 0;
-  std::vector<ForwardLink> links;
 };
 
-/// Reads `path` in two streamed passes (memory bounded by the trace's steps and flows, not its
-/// size), handing its records to `sink`; throws ImportError as parse_chrome_trace does.
+/// Reads `path` in two streamed passes (memory bounded by the trace's steps, not its size), handing
+/// its records and then its links to `sink`; throws ImportError as parse_chrome_trace does.
 StreamedChromeTrace stream_chrome_trace(const std::string& path, const ChromeTraceSink& sink,
                                         const ChromeTraceOptions& options = {});
 /// Sets forward_op_id on the ranges the links name (the in-memory form of a trace).

@@ -2,12 +2,98 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 #include "sessions/import/text_fields.hpp"
+#include "sessions/sqlite_db.hpp"
 
 namespace shardscope::sessions {
+
+// The events' texts are compared as string_views: no strlen per compare, at millions of events.
+using namespace std::string_view_literals;
+
+// The trace's fwdbwd flow ends (one per forward and one per backward operator: 2 x 147,744 of
+// them in a 400 MB trace) in a private scratch database (SQLite's "" file: on disk, deleted when
+// closed), so RAM holds only its page cache, whatever the trace's size.
+// Kineto links a forward op to the backward op autograd ran for it by a "fwdbwd" flow: "s" at the
+// forward op's start, "f" (binding point "e", the enclosing slice) at the backward op's start, on
+// their threads. Each end binds to the innermost CPU op of its thread that encloses its time: the
+// latest start, then the earliest end, as the emit pass meets the ops; the ends an op encloses are
+// a range of the (tid, ts) index, and the walk is bounded so a hostile trace stays linear. The
+// links are then read back in the order of the flows' ids.
+class FlowEndTable {
+ public:
+  FlowEndTable()
+      : db_("", true, false),
+        insert_(prepared(db_), "INSERT INTO ends(id, tid, ts, start) VALUES(?1, ?2, ?3, ?4)"),
+        enclosed_(db_, "SELECT rowid, bound, op_start, op_end FROM ends WHERE tid = ?1 AND ts BETWEEN ?2 AND ?3 "
+                       "ORDER BY tid, ts LIMIT ?4"),
+        bind_(db_, "UPDATE ends SET bound = 1, op_start = ?2, op_end = ?3, op_external_id = ?4 WHERE rowid = ?1") {}
+
+  /// Index pass: one flow end, its time relative to the trace's base time.
+  void add(std::int64_t id, std::int64_t tid, std::int64_t relative_ts, bool start) {
+    insert_.bind(1, id).bind(2, tid).bind(3, relative_ts).bind(4, start ? 1 : 0).run();
+    empty_ = false;
+  }
+  /// Emit pass: offers the ends of `tid` within [relative_start, relative_end] (at most `walk`) to
+  /// the operator; an end keeps the innermost (latest start, then earliest end) offered.
+  void bind(std::int64_t tid, std::int64_t relative_start, std::int64_t relative_end, const NvtxRange& op, int walk) {
+    if (empty_) return;
+    if (!indexed_) db_.exec("CREATE INDEX ends_by_time ON ends(tid, ts)"), indexed_ = true;
+    rebind_.clear();
+    enclosed_.bind(1, tid).bind(2, relative_start).bind(3, relative_end).bind(4, walk);
+    while (enclosed_.step()) {
+      const bool bound = enclosed_.int64(1) != 0;
+      if (bound && std::make_pair(enclosed_.int64(2), -enclosed_.int64(3)) >= std::make_pair(op.start_ns, -op.end_ns))
+        continue;
+      rebind_.push_back(enclosed_.int64(0));
+    }
+    enclosed_.reset();
+    for (const std::int64_t row : rebind_) bind_.bind(1, row).bind(2, op.start_ns).bind(3, op.end_ns).bind(4, op.external_id).run();
+  }
+  /// After the emit pass: each bound backward end with the last bound forward end of its id (by
+  /// thread and time) whose operator has an external id, by id, then thread and time.
+  std::size_t links(std::size_t batch, const std::function<void(std::vector<ForwardLink>&)>& take) {
+    if (empty_) return 0;
+    db_.exec("CREATE INDEX ends_by_id ON ends(bound, start, id, tid, ts)");
+    Statement select(db_,
+                     "SELECT * FROM (SELECT b.tid, b.op_start, b.op_end, b.op_external_id, "
+                     "(SELECT f.op_external_id FROM ends f WHERE f.bound = 1 AND f.start = 1 AND f.id = b.id "
+                     "ORDER BY f.tid DESC, f.ts DESC LIMIT 1) AS forward FROM ends b WHERE b.bound = 1 AND "
+                     "b.start = 0 ORDER BY b.id, b.tid, b.ts) WHERE forward IS NOT NULL");
+    std::vector<ForwardLink> out;
+    std::size_t count = 0;
+    auto hand_over = [&] {
+      count += out.size();
+      if (take) take(out);
+      out.clear();
+    };
+    while (select.step()) {
+      out.push_back({select.int64(0), select.int64(1), select.int64(2), select.optional_int64(3), select.int64(4)});
+      if (out.size() >= batch) hand_over();
+    }
+    if (!out.empty()) hand_over();
+    return count;
+  }
+
+ private:
+  // Nothing here outlives the import: no journal, no syncs, one transaction never committed (its
+  // pages spill to the file past the cache), a 4 MiB page cache.
+  static SqliteDb& prepared(SqliteDb& db) {
+    db.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -4096; "
+            "CREATE TABLE ends(id INTEGER, tid INTEGER, ts INTEGER, start INTEGER, bound INTEGER DEFAULT 0, "
+            "op_start INTEGER, op_end INTEGER, op_external_id INTEGER); BEGIN");
+    return db;
+  }
+  SqliteDb db_;
+  Statement insert_, enclosed_, bind_;
+  std::vector<std::int64_t> rebind_;
+  bool empty_ = true, indexed_ = false;
+};
+
 namespace {
 
 std::optional<Dim3> dim3_of(const std::vector<std::int64_t>& v) {
@@ -76,37 +162,42 @@ std::optional<std::pair<std::int64_t, std::int64_t>> span_of(const RawTraceEvent
   return std::make_pair(*begins, *ends);
 }
 
-bool is_flow(const RawTraceEvent& e) { return e.cat == "fwdbwd" && (e.ph == "s" || e.ph == "f") && e.id.has_value(); }
+bool is_flow(const RawTraceEvent& e) { return e.cat == "fwdbwd"sv && (e.ph == "s"sv || e.ph == "f"sv) && e.id.has_value(); }
 
 }  // namespace
 
 // The index pass: ProfilerStep#N windows and flow ends, nothing else.
 void ChromeTraceBuilder::index(const RawTraceEvent& e) {
   if (is_flow(e)) {
-    if (const auto ts = ns_after(0, e.ts_us)) flows_.push_back({*e.id, e.tid, *ts, e.ph == "s", false, 0, 0, std::nullopt});
+    if (const auto ts = ns_after(0, e.ts_us)) flows_->add(*e.id, e.tid, *ts, e.ph == "s"sv);
     return;
   }
-  if (e.ph != "X" || (e.cat != "user_annotation" && e.cat != "gpu_user_annotation")) return;
+  if (e.ph != "X"sv || (e.cat != "user_annotation"sv && e.cat != "gpu_user_annotation"sv)) return;
   const auto span = span_of(e);
   const auto step = profiler_step(e.name, options_.step_offset);
-  if (span && step) (e.cat == "gpu_user_annotation" ? gpu_steps_ : cpu_steps_).push_back({span->first, span->second, *step});
+  if (span && step) (e.cat == "gpu_user_annotation"sv ? gpu_steps_ : cpu_steps_).push_back({span->first, span->second, *step});
 }
+
+ChromeTraceBuilder::ChromeTraceBuilder(ChromeTrace& out, const ChromeTraceOptions& options)
+    : out_(out), options_(options), flows_(std::make_unique<FlowEndTable>()) {}
+
+ChromeTraceBuilder::~ChromeTraceBuilder() = default;
 
 void ChromeTraceBuilder::add(const RawTraceEvent& e) {
   if (!sink_) return index(e);
   if (is_flow(e)) return;  // kept by the index pass
-  const auto span = e.ph == "X" ? span_of(e) : std::nullopt;
+  const auto span = e.ph == "X"sv ? span_of(e) : std::nullopt;
   std::int64_t start = span ? span->first : 0, end = span ? span->second : 0;
   if (!span || !shifted(out_.base_time_ns, start, end)) return void(++out_.skipped_events);
-  if (e.cat == "kernel" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset") return add_activity(e, start, end);
-  if (e.cat == "user_annotation" || e.cat == "gpu_user_annotation" || e.cat == kCpuOpDomain)
+  if (e.cat == "kernel"sv || e.cat == "gpu_memcpy"sv || e.cat == "gpu_memset"sv) return add_activity(e, start, end);
+  if (e.cat == "user_annotation"sv || e.cat == "gpu_user_annotation"sv || e.cat == kCpuOpDomain)
     return add_range(e, start, end);
   ++out_.skipped_events;  // cuda_runtime, cuda_driver, python_function, Trace, ...
 }
 
 void ChromeTraceBuilder::add_activity(const RawTraceEvent& e, std::int64_t start, std::int64_t end) {
   ActivityRecord a;
-  a.kind = e.cat == "kernel" ? ActivityKind::kKernel : e.cat == "gpu_memcpy" ? ActivityKind::kMemcpy
+  a.kind = e.cat == "kernel"sv ? ActivityKind::kKernel : e.cat == "gpu_memcpy"sv ? ActivityKind::kMemcpy
                                                                              : ActivityKind::kMemset;
   a.name = a.kind == ActivityKind::kMemcpy ? memcpy_name(e.name) : a.kind == ActivityKind::kMemset ? "memset" : e.name;
   a.start_ns = start;
@@ -125,7 +216,7 @@ void ChromeTraceBuilder::add_activity(const RawTraceEvent& e, std::int64_t start
 }
 
 void ChromeTraceBuilder::add_range(const RawTraceEvent& e, std::int64_t start, std::int64_t end) {
-  const bool gpu = e.cat == "gpu_user_annotation";
+  const bool gpu = e.cat == "gpu_user_annotation"sv;
   const bool op = e.cat == kCpuOpDomain;
   NvtxRange r{e.name, e.cat, start, end, gpu ? static_cast<int>(e.device.value_or(0)) : -1, e.stream.value_or(e.tid), -1};
   r.step = step_at(gpu ? (gpu_steps_.empty() ? cpu_steps_ : gpu_steps_) : cpu_steps_, start);
@@ -135,31 +226,11 @@ void ChromeTraceBuilder::add_range(const RawTraceEvent& e, std::int64_t start, s
     r.sequence_number = e.sequence_number;
     r.forward_thread_id = e.forward_thread_id;
     ++out_.cpu_ops;
-    bind_flows(r);
+    // The flow ends keep the trace's own times: base_time_ns came after them in the file.
+    flows_->bind(r.stream, start - out_.base_time_ns, end - out_.base_time_ns, r, kMaxFlowBindWalk);
   }
   out_.ranges.push_back(std::move(r));
   hand_over(false);
-}
-
-// Kineto links a forward op to the backward op autograd ran for it by a "fwdbwd" flow: "s" at the
-// forward op's start, "f" (binding point "e", the enclosing slice) at the backward op's start, on
-// their threads. Each end binds to the innermost CPU op of its thread that encloses its time: the
-// latest start, then the earliest end. The flows an op encloses are a range of the sorted ends;
-// the walk is bounded so a hostile trace stays linear.
-void ChromeTraceBuilder::bind_flows(const NvtxRange& op) {
-  auto it = std::lower_bound(flows_.begin(), flows_.end(), std::make_pair(op.stream, op.start_ns),
-                             [](const FlowEnd& f, const std::pair<std::int64_t, std::int64_t>& at) {
-                               return std::make_pair(f.tid, f.ts_ns) < at;
-                             });
-  for (int walked = 0; it != flows_.end() && it->tid == op.stream && it->ts_ns <= op.end_ns && walked < kMaxFlowBindWalk;
-       ++it, ++walked) {
-    FlowEnd& f = *it;
-    if (f.bound && std::make_pair(f.op_start, -f.op_end) >= std::make_pair(op.start_ns, -op.end_ns)) continue;
-    f.bound = true;
-    f.op_start = op.start_ns;
-    f.op_end = op.end_ns;
-    f.op_external_id = op.external_id;
-  }
 }
 
 void ChromeTraceBuilder::hand_over(bool all) {
@@ -178,38 +249,18 @@ void ChromeTraceBuilder::start_emitting(const ChromeTraceSink& sink) {
   const std::int64_t base = out_.base_time_ns;
   shift_all(cpu_steps_, base);
   shift_all(gpu_steps_, base);
-  flows_.erase(std::remove_if(flows_.begin(), flows_.end(),
-                              [base](FlowEnd& f) { return __builtin_add_overflow(f.ts_ns, base, &f.ts_ns); }),
-               flows_.end());
   auto by_start = [](const StepWindow& a, const StepWindow& b) { return a.start_ns < b.start_ns; };
   std::sort(cpu_steps_.begin(), cpu_steps_.end(), by_start);
   std::sort(gpu_steps_.begin(), gpu_steps_.end(), by_start);
-  std::sort(flows_.begin(), flows_.end(),
-            [](const FlowEnd& a, const FlowEnd& b) { return std::tie(a.tid, a.ts_ns) < std::tie(b.tid, b.ts_ns); });
   for (const auto& w : cpu_steps_) out_.step_windows.push_back({w.step, w.start_ns, w.end_ns});
   sink_ = &sink;
   if (sink.indexed) sink.indexed(out_);
 }
 
-std::vector<ForwardLink> ChromeTraceBuilder::finish() {
+void ChromeTraceBuilder::finish() {
   hand_over(true);
-  std::map<std::int64_t, std::pair<const FlowEnd*, std::vector<const FlowEnd*>>> by_id;
-  for (const auto& f : flows_) {
-    if (!f.bound) continue;
-    auto& [forward, backward] = by_id[f.id];
-    if (f.start) forward = &f;
-    else backward.push_back(&f);
-  }
-  std::vector<ForwardLink> links;
-  for (const auto& [id, ends] : by_id) {
-    if (!ends.first || !ends.first->op_external_id) continue;
-    for (const FlowEnd* b : ends.second)
-      links.push_back({b->tid, b->op_start, b->op_end, b->op_external_id, *ends.first->op_external_id});
-  }
-  out_.forward_backward_links = links.size();
-  flows_.clear();
-  flows_.shrink_to_fit();
-  return links;
+  out_.forward_backward_links = flows_->links(sink_->batch_records, sink_->links);
+  flows_.reset();
 }
 
 void apply_forward_links(std::vector<NvtxRange>& ranges, const std::vector<ForwardLink>& links) {

@@ -1,11 +1,12 @@
 #pragma once
-// The second half of chrome_trace.cpp's one pass (internal to it): each trace event, as the SAX
+// The second half of chrome_trace.cpp's passes (internal to it): each trace event, as the SAX
 // parser closes it, becomes an activity, a range, a step window or a flow end, or is counted as
-// skipped; finish() then puts everything on the epoch timeline, links backward operators to their
-// forward ones and labels steps. Nothing of a skipped event is kept.
+// skipped; finish() then hands over the links of backward operators to their forward ones. Nothing
+// of a skipped event is kept, and the flow ends (as many as the trace's operators) are kept on disk.
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,45 +28,41 @@ struct RawTraceEvent {
   std::string input_dims;  ///< "Input Dims" as compact JSON, cut at kMaxShapesChars
 };
 
-/// Two passes over one trace: the first (index) keeps only the step windows and the fwdbwd flow
-/// ends, which say what step a record belongs to and which backward operator links to which
-/// forward one; the second (emit) converts each event as it closes, on the epoch timeline with its
-/// step, and hands the records to the sink in batches. What a pass keeps is bounded by the trace's
-/// steps and flows, never by its records (docs/sessions.md, "Traces at scale").
+class FlowEndTable;
+
+/// Two passes over one trace: the first (index) keeps the step windows in memory and writes the
+/// fwdbwd flow ends to a scratch SQLite file, which say what step a record belongs to and which
+/// backward operator links to which forward one; the second (emit) converts each event as it
+/// closes, on the epoch timeline with its step, binds the flow ends it encloses, and hands the
+/// records to the sink in batches. What is held in memory is bounded by the trace's steps (24 bytes
+/// each), never by its records or flows (docs/sessions.md, "Traces at scale").
 class ChromeTraceBuilder {
  public:
-  ChromeTraceBuilder(ChromeTrace& out, const ChromeTraceOptions& options) : out_(out), options_(options) {}
+  ChromeTraceBuilder(ChromeTrace& out, const ChromeTraceOptions& options);
+  ~ChromeTraceBuilder();
   /// Takes one event (times relative to the base time, which may come later in the file).
   void add(const RawTraceEvent& e);
-  /// Ends the index pass: windows and flows go on the epoch timeline (out.base_time_ns); the next
+  /// Ends the index pass: the step windows go on the epoch timeline (out.base_time_ns); the next
   /// add() calls are the emit pass, whose records go to `sink`.
   void start_emitting(const ChromeTraceSink& sink);
-  /// Ends the emit pass: hands over the last records and returns the forward/backward links found.
-  std::vector<ForwardLink> finish();
+  /// Ends the emit pass: hands over the last records, then the forward/backward links found (to
+  /// the sink's `links`, in batches).
+  void finish();
 
  private:
   struct StepWindow {
     std::int64_t start_ns, end_ns, step;
   };
-  // A flow end and the innermost CPU operator of its thread seen so far that encloses its time.
-  struct FlowEnd {
-    std::int64_t id, tid, ts_ns;
-    bool start;  ///< "s" (at the forward op) or "f" (at the backward op)
-    bool bound = false;
-    std::int64_t op_start = 0, op_end = 0;
-    std::optional<std::int64_t> op_external_id;
-  };
   void index(const RawTraceEvent& e);
   void add_activity(const RawTraceEvent& e, std::int64_t start, std::int64_t end);
   void add_range(const RawTraceEvent& e, std::int64_t start, std::int64_t end);
-  void bind_flows(const NvtxRange& op);
   void hand_over(bool all);
 
   ChromeTrace& out_;
   const ChromeTraceOptions& options_;
   const ChromeTraceSink* sink_ = nullptr;  ///< set: the emit pass
   std::vector<StepWindow> cpu_steps_, gpu_steps_;
-  std::vector<FlowEnd> flows_;  ///< by (tid, ts) once emitting
+  std::unique_ptr<FlowEndTable> flows_;
 };
 
 }  // namespace shardscope::sessions

@@ -224,17 +224,24 @@ void add_trace_step_times(ImportRun& run, int rank, const std::vector<ProfilerSt
   }
 }
 
-// Sets forward_op_id on the backward operators a trace's fwdbwd flows name, once the trace's ranges
-// are in the store (they were streamed before the flows were all known).
-void link_backward_ops(Store& store, std::int64_t session, int rank, const std::vector<ForwardLink>& links) {
-  Statement update(store.db(), "UPDATE nvtx_ranges SET forward_op_id = ?1 WHERE session_id = ?2 AND rank = ?3 AND "
-                               "start_ns = ?4 AND end_ns = ?5 AND stream = ?6 AND domain = 'cpu_op' AND "
-                               "external_id IS ?7");
-  for (const auto& l : links) {
-    update.bind(1, l.forward_op_id).bind(2, session).bind(3, rank).bind(4, l.start_ns).bind(5, l.end_ns)
-        .bind(6, l.stream).bind(7, l.external_id).run();
+// Sets forward_op_id on the backward operators a trace's fwdbwd flows name, a batch of links at a
+// time once the trace's ranges are in the store (they were streamed before the flows were known).
+class BackwardOpLinker {
+ public:
+  explicit BackwardOpLinker(Store& store)
+      : update_(store.db(), "UPDATE nvtx_ranges SET forward_op_id = ?1 WHERE session_id = ?2 AND rank = ?3 AND "
+                            "start_ns = ?4 AND end_ns = ?5 AND stream = ?6 AND domain = 'cpu_op' AND "
+                            "external_id IS ?7") {}
+  void link(std::int64_t session, int rank, const std::vector<ForwardLink>& links) {
+    for (const auto& l : links) {
+      update_.bind(1, l.forward_op_id).bind(2, session).bind(3, rank).bind(4, l.start_ns).bind(5, l.end_ns)
+          .bind(6, l.stream).bind(7, l.external_id).run();
+    }
   }
-}
+
+ private:
+  Statement update_;
+};
 
 // The traces' share of the import's progress: bytes read of all of them (each is read twice), at
 // most every 100 ms, and a look at the cancel flag each time.
@@ -290,7 +297,8 @@ int trace_rank(const TraceFile& file, const ChromeTrace& header) {
 }
 
 // One trace streamed into the store in batches (inside the import's one transaction), so what is
-// held is one batch and the trace's windows and flows, whatever the file's size.
+// held is one batch and the trace's step windows, whatever the file's size (its flow ends wait in
+// a scratch file, chrome_trace_builder.cpp).
 void read_trace(ImportRun& run, Store& store, StoreWriter& writer, std::size_t index, TraceProgress& progress) {
   const TraceFile& file = run.sources.traces[index];
   ChromeTraceOptions options;
@@ -298,10 +306,20 @@ void read_trace(ImportRun& run, Store& store, StoreWriter& writer, std::size_t i
   int rank = -1;
   ChromeTraceSink sink;
   sink.indexed = [&](const ChromeTrace& header) { rank = trace_rank(file, header); };
+  // Into a vector, not an initializer list: that would copy the batch (10,000 records) once more.
+  std::vector<Event> batch(1);
   sink.activities = [&](std::vector<ActivityRecord>& r) {
-    writer.write(run.result.session_uid, {ActivityBatch{rank, std::move(r)}});
+    batch[0] = ActivityBatch{rank, std::move(r)};
+    writer.write(run.result.session_uid, batch);
   };
-  sink.ranges = [&](std::vector<NvtxRange>& r) { writer.write(run.result.session_uid, {NvtxBatch{rank, std::move(r)}}); };
+  sink.ranges = [&](std::vector<NvtxRange>& r) {
+    batch[0] = NvtxBatch{rank, std::move(r)};
+    writer.write(run.result.session_uid, batch);
+  };
+  BackwardOpLinker linker(store);
+  sink.links = [&](std::vector<ForwardLink>& links) {
+    linker.link(writer.ensure_session(run.result.session_uid), rank, links);
+  };
   std::uint64_t size = 0;
   sink.progress = [&](std::uint64_t bytes, std::uint64_t file_size, int pass) {
     size = file_size;
@@ -315,7 +333,6 @@ void read_trace(ImportRun& run, Store& store, StoreWriter& writer, std::size_t i
   run.result.cpu_ops += trace.cpu_ops;
   run.result.forward_backward_links += trace.forward_backward_links;
   add_trace_step_times(run, rank, trace.step_windows);
-  link_backward_ops(store, writer.ensure_session(run.result.session_uid), rank, streamed.links);
   progress.file_done(index, size);
 }
 
@@ -372,7 +389,9 @@ void count_events(DeepSpeedImportResult& result, const std::vector<Event>& event
   }
 }
 
-std::vector<Event> session_events(ImportRun& run) {
+// The session's events written in pieces: the start and origin, the merged step rows a batch at a
+// time (a trace set's ProfilerStep windows make one per rank and step), the rest, the end.
+void write_session_events(ImportRun& run, StoreWriter& writer) {
   RunStartInputs inputs;
   inputs.name = default_name(run);
   inputs.tags = run.options.tags;
@@ -382,14 +401,13 @@ std::vector<Event> session_events(ImportRun& run) {
   inputs.hosts = run.hosts;
   nlohmann::json details = origin_details(run);
   add_config_details(run, details);
-  std::vector<Event> events{deepspeed_run_start(run.facts, inputs), SessionOrigin{"deepspeed-import", details.dump()}};
-  auto rows = run.steps.all();
+  const std::string& uid = run.result.session_uid;
+  writer.write(uid, {deepspeed_run_start(run.facts, inputs), SessionOrigin{"deepspeed-import", details.dump()}});
   run.result.steps = run.steps.size();
-  events.insert(events.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  run.steps.each_batch(1024, [&](std::vector<Event>& rows) { writer.write(uid, rows); });
   count_events(run.result, run.other);
-  events.insert(events.end(), std::make_move_iterator(run.other.begin()), std::make_move_iterator(run.other.end()));
-  events.push_back(deepspeed_run_end(run.facts, "unknown"));
-  return events;
+  run.other.push_back(deepspeed_run_end(run.facts, "unknown"));
+  writer.write(uid, run.other);
 }
 
 }  // namespace
@@ -417,9 +435,8 @@ DeepSpeedImportResult import_deepspeed_run(Store& store, const DeepSpeedImportSo
   read_monitors(run);
   add_monitor_steps(run);
   add_trainer_steps(run);
-  std::vector<Event> events = session_events(run);
   run.progress("writing");
-  writer.write(run.result.session_uid, events);
+  write_session_events(run, writer);
   run.result.session_id = find_session(store, run.result.session_uid);
   transaction.commit();
   return run.result;

@@ -102,4 +102,13 @@ std::vector<Event> StepMerger::all() const {
   return out;
 }
 
+void StepMerger::each_batch(std::size_t batch, const std::function<void(std::vector<Event>&)>& take) const {
+  std::vector<Event> out;
+  for (const auto& [key, row] : rows_) {
+    if (ran(key)) emit(row, out);
+    if (out.size() >= batch) take(out), out.clear();
+  }
+  if (!out.empty()) take(out);
+}
+
 }  // namespace shardscope::sessions

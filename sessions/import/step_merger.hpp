@@ -8,6 +8,7 @@
 // does, so it is never sent).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -27,6 +28,9 @@ class StepMerger {
   std::vector<Event> take_changed();
   /// Every merged row that ran (step order, then rank).
   std::vector<Event> all() const;
+  /// The same rows handed to `take` a batch of at most about `batch` events at a time (an Event is
+  /// about 1 KB: a 64-rank import of 1,550 steps each would hold 100 MB of them at once).
+  void each_batch(std::size_t batch, const std::function<void(std::vector<Event>&)>& take) const;
   /// The rows that ran (all() has as many).
   std::size_t size() const;
 

@@ -278,9 +278,10 @@ void ImportDialog::startImport() {
 }
 
 void ImportDialog::onProgress(const ss::ImportProgress& p) {
-  progress_->setRange(0, static_cast<int>(p.total));
-  progress_->setValue(static_cast<int>(p.done));
-  progress_->setFormat(tr("%1 (%v of %m)").arg(QString::fromStdString(p.stage)));
+  const ImportProgressBar bar = import_progress_bar(p);
+  progress_->setRange(0, bar.maximum);
+  progress_->setValue(bar.value);
+  progress_->setFormat(QString::fromStdString(bar.text));
 }
 
 void ImportDialog::onFinished() {

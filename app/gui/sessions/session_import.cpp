@@ -1,5 +1,8 @@
 #include "app/gui/sessions/session_import.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 #include "sessions/import/deepspeed_import.hpp"
@@ -51,6 +54,26 @@ std::vector<std::string> import_arguments(const ImportRequest& request) {
   for (const auto& tag : request.tags) args.insert(args.end(), {"--tag", tag});
   if (request.samples_per_step) args.insert(args.end(), {"--samples-per-step", std::to_string(*request.samples_per_step)});
   return args;
+}
+
+ImportProgressBar import_progress_bar(const ss::ImportProgress& p) {
+  ImportProgressBar bar;
+  if (p.stage != "traces" || p.files == 0 || p.bytes_total == 0) {
+    bar.maximum = static_cast<int>(p.total);
+    bar.value = static_cast<int>(p.done);
+    bar.text = p.stage + " (" + std::to_string(p.done) + " of " + std::to_string(p.total) + ")";
+    return bar;
+  }
+  constexpr int kScale = 1000;  // an int bar over bytes: a 64-rank set of 400 MB traces reads 51 GB
+  const std::uint64_t done = std::min(p.bytes_done, p.bytes_total);
+  bar.maximum = kScale;
+  bar.value = static_cast<int>(done * kScale / p.bytes_total);
+  char amounts[96];
+  std::snprintf(amounts, sizeof amounts, "%.1f of %.1f MB read (%d %%)", static_cast<double>(done) / 1e6,
+                static_cast<double>(p.bytes_total) / 1e6, static_cast<int>(done * 100 / p.bytes_total));
+  bar.text = "traces: " + std::filesystem::path(p.file).filename().string() + " (" + std::to_string(p.file_index + 1) +
+             " of " + std::to_string(p.files) + "), pass " + std::to_string(p.pass) + " of 2: " + amounts;
+  return bar;
 }
 
 }  // namespace shardscope::gui

@@ -34,6 +34,18 @@ ImportOutcome run_import(const ImportRequest& request,
                          const std::function<void(const sessions::ImportProgress&)>& progress = {},
                          const std::atomic<bool>* cancel = nullptr);
 
+/// What File > Import's progress bar shows for one report.
+struct ImportProgressBar {
+  int maximum = 0;
+  int value = 0;
+  std::string text;
+};
+
+/// The stages done of all; while traces are read, the bytes read of all of them (each is read
+/// twice) in thousandths, with the file, its index and the pass: "traces: rank3.json (4 of 64),
+/// pass 2 of 2: 812.4 of 1600.0 MB read (50 %)". The library reports at most every 100 ms.
+ImportProgressBar import_progress_bar(const sessions::ImportProgress& progress);
+
 /// The same import from a terminal: `shardscope sessions import --db FILE --log ... --trace R=FILE`.
 std::vector<std::string> import_arguments(const ImportRequest& request);
 

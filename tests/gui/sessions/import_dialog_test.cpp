@@ -181,6 +181,46 @@ class ImportDialogTest : public QObject {
     QVERIFY2(dialog.bannerText().contains("row 1: rank 'one'"), qPrintable(dialog.bannerText()));
   }
 
+  void theProgressBarShowsTheTracesBytesReadOfAll() {
+    ss::ImportProgress p;
+    p.stage = "traces";
+    p.done = 1;
+    p.total = 4;
+    p.file = "/data/run/rank3.json";
+    p.file_index = 3;
+    p.files = 64;
+    p.pass = 2;
+    p.bytes_done = 25'600'000'000;  // past an int: a 64-rank set of 200 MB traces, both passes
+    p.bytes_total = 25'600'000'000 * 2;
+    ImportProgressBar bar = import_progress_bar(p);
+    QCOMPARE(bar.maximum, 1000);
+    QCOMPARE(bar.value, 500);
+    QCOMPARE(QString::fromStdString(bar.text),
+             QString("traces: rank3.json (4 of 64), pass 2 of 2: 25600.0 of 51200.0 MB read (50 %)"));
+    p.stage = "config";
+    p.files = 0;
+    p.done = 2;
+    bar = import_progress_bar(p);
+    QCOMPARE(bar.maximum, 4);
+    QCOMPARE(bar.value, 2);
+    QCOMPARE(QString::fromStdString(bar.text), QString("config (2 of 4)"));
+  }
+
+  void aTraceImportReportsItsBytesToTheEnd() {
+    // The dialog's worker gets the library's trace reports: the last one has read every byte.
+    std::vector<ss::ImportProgress> reports;
+    ImportRequest request = request_;
+    request.session_file = dir_.filePath("progress.db").toStdString();
+    const ImportOutcome outcome = run_import(request, [&](const ss::ImportProgress& p) { reports.push_back(p); });
+    QVERIFY2(outcome.ok, outcome.error.c_str());
+    const ss::ImportProgress* last = nullptr;
+    for (const auto& p : reports)
+      if (p.stage == "traces" && p.files > 0) last = &p;
+    QVERIFY(last);
+    QVERIFY(last->bytes_total > 0);
+    QCOMPARE(import_progress_bar(*last).value, 1000);
+  }
+
   void aCancelledImportWritesNothing() {
     // What Close does while the dialog's worker reads: the library stops before it writes, and
     // the session file this import would have created is not left behind.
