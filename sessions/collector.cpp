@@ -40,6 +40,14 @@ constexpr std::int64_t kCheckpointFrames = 1000;    // SQLite's own threshold (4
 constexpr std::int64_t kWalLimitFrames = 16384;     // 64 MiB of WAL
 constexpr auto kCheckpointWait = std::chrono::seconds(5);
 
+// Batches (docs/benchmarks.md, "shardscope-load"). Every commit at 1,024 ranks dirties a leaf page
+// per rank of each rank-ordered index whatever its size, so the writer, woken by the first chunk,
+// gathers until half the queue's cap is queued (or kBatchGather has passed, or the ranks are
+// done) before it starts a transaction: commits carry more records each, and the network thread
+// fills the other half of the cap while the writer writes. A live view waits at most this long
+// for a quiet run's events.
+constexpr auto kBatchGather = std::chrono::milliseconds(20);
+
 }  // namespace
 
 Collector::Impl::Impl(CollectorOptions o)
@@ -92,7 +100,7 @@ void Collector::Impl::listen_on() {
                                                  " (pick another port, or 0 for any free one)");
 }
 
-void Collector::Impl::write_with_retry(const std::vector<SessionEvent>& batch) {
+void Collector::Impl::write_with_retry(const std::vector<const SessionEvent*>& batch) {
   for (int attempt = 1;; ++attempt) {
     try {
       writer->write(batch);
@@ -154,24 +162,34 @@ void Collector::Impl::stop_checkpointer() {
 }
 
 void Collector::Impl::writer_loop() {
-  std::vector<SessionEvent> batch;
+  // The batch points into the chunks it takes: moving each 930-byte SessionEvent into one vector
+  // was about 5 % of the process's time at 1,024 ranks. `taken` is a deque because growing it
+  // never relocates a chunk (a vector would copy them, moving a std::deque may throw, and the
+  // batch's pointers would dangle).
+  std::deque<CollectorChunk> taken;
+  std::vector<const SessionEvent*> batch;
   while (true) {
     std::size_t bytes = 0, records = 0;
+    taken.clear();
     batch.clear();
     {
       std::unique_lock<std::mutex> lock(mutex);
       items_ready.wait(lock, [&] { return !queue.empty() || io_done; });
       if (queue.empty()) break;
+      items_ready.wait_for(lock, kBatchGather, [&] { return queue_bytes >= batch_gather_bytes() || io_done; });
       while (!queue.empty() && (records == 0 || records + queue.front().records <= options.max_batch_records)) {
         CollectorChunk& chunk = queue.front();
         bytes += chunk.bytes;
         records += chunk.records;
-        for (auto& e : chunk.events) batch.push_back(std::move(e));
+        for (const auto& e : chunk.events) batch.push_back(&e);
+        taken.push_back(std::move(chunk));  // the events stay where they are
         queue.pop_front();
       }
     }
     write_with_retry(batch);
     checkpoint_after_commit();
+    batch.clear();
+    taken.clear();  // freed before its budget is given back, so the cap bounds what is held
     {
       std::lock_guard<std::mutex> lock(mutex);
       queue_bytes -= bytes;

@@ -46,7 +46,11 @@ struct CollectorConnection {
 
 /// A group of decoded events queued for the writer, with the budget they hold.
 struct CollectorChunk {
-  std::vector<SessionEvent> events;
+  // A deque, not a vector: each ~930-byte SessionEvent is its own allocation (libstdc++ puts one
+  // element this large in a node), so a chunk holds no doubling slack that the budget's per-event
+  // charge (collector_io.cpp, frame_share) would not cover, growing it never moves an event, and
+  // the writer's batch can point at the events where they are.
+  std::deque<SessionEvent> events;
   std::size_t bytes = 0;
   std::size_t records = 0;
 };
@@ -73,6 +77,8 @@ struct Collector::Impl {
   mutable std::condition_variable items_ready, committed;
   std::deque<CollectorChunk> queue;
   std::size_t queue_bytes = 0;     ///< accounted bytes of queued chunks (guarded by mutex)
+  /// Queued bytes at which the writer stops gathering and starts a transaction (writer_loop).
+  std::size_t batch_gather_bytes() const { return options.max_queue_bytes / 2; }
   std::size_t reserved_bytes = 0;  ///< budget reserved by frames being assembled (guarded by mutex)
   std::size_t partial_bytes = 0;   ///< of reserved_bytes, connections' partial_charge (guarded by mutex)
   bool io_done = false;
@@ -91,7 +97,7 @@ struct Collector::Impl {
   // collector.cpp
   void listen_on();
   void writer_loop();
-  void write_with_retry(const std::vector<SessionEvent>& batch);
+  void write_with_retry(const std::vector<const SessionEvent*>& batch);
   void checkpoint_loop();
   /// After a commit: asks the checkpointer for a copy, and waits for it when the WAL is too long.
   void checkpoint_after_commit();

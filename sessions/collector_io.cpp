@@ -30,11 +30,32 @@ namespace {
 // allocation. Issue 35 found the old bound (wire bytes + 96 per record) 4-6x below the real
 // footprint of small frames: a "64 MiB" queue held 400-550 MB.
 constexpr std::size_t kFrameFootprintBytes = sizeof(SessionEvent) + 64;
-constexpr std::size_t kRecordFootprintBytes = sizeof(ActivityRecord) + 64;
+constexpr std::size_t kRecordFootprintBytes = sizeof(ActivityRecord) + 64;  // the largest record
 constexpr std::size_t kMinFrameBytes = 5;  // length and type: no frame is shorter
 
+// A record of a batch frame is an element of its vector (its strings' allocations are in the
+// wire term); the frames a step sends one per record (step, collective, mark, log line) decode to
+// the SessionEvent alone, whose strings and group list copy at most their wire bytes. Charging
+// every frame an ActivityRecord besides (the old bound) made a 5-timer frame cost 2 KB more than
+// it holds and a mark 264 bytes more, so a 64 MiB queue took fewer records than it can hold and
+// a 1,024-rank flood committed more often (docs/benchmarks.md, issue 35). Rarer frames (run
+// start, host report, run end: vectors of ranks) keep the old, larger term.
+std::size_t record_footprint(std::uint8_t type) {
+  switch (static_cast<FrameType>(type)) {
+    case FrameType::kActivityBatch: return sizeof(ActivityRecord) + 64;
+    case FrameType::kNvtxBatch: return sizeof(NvtxRange) + 64;
+    case FrameType::kTimerBreakdown: return sizeof(TimerValue) + 64;
+    case FrameType::kStepMetrics:
+    case FrameType::kCommRecord:
+    case FrameType::kCollectiveMark:
+    case FrameType::kLogLine:
+    case FrameType::kSeriesPoint: return 0;
+    default: return kRecordFootprintBytes;
+  }
+}
+
 std::size_t frame_share(std::size_t length, std::uint8_t type) {
-  return 2 * (4 + length) + kFrameFootprintBytes + kRecordFootprintBytes * max_records_in_frame(type, length);
+  return 2 * (4 + length) + kFrameFootprintBytes + record_footprint(type) * max_records_in_frame(type, length);
 }
 
 constexpr std::size_t kReadChunk = 64u << 10;
@@ -376,6 +397,7 @@ Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, Co
       partial_added += c.partial_charge;
     }
     const bool queued = !chunk.events.empty();
+    bool wake_writer = false;
     {
       std::lock_guard<std::mutex> lock(mutex);
       stats.bytes_received += read_total;
@@ -384,12 +406,16 @@ Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, Co
       reserved_bytes = reserved_bytes + partial_added - released;
       partial_bytes += partial_added;
       if (queued) {
+        // The writer waits for the first chunk, then for a full batch (writer_loop): wake it
+        // then, not for every chunk in between (a futex wake per read at 1,024 ranks).
+        const std::size_t before = queue_bytes;
         queue_bytes += chunk.bytes;
+        wake_writer = queue.empty() || (before < batch_gather_bytes() && queue_bytes >= batch_gather_bytes());
         queue.push_back(std::move(chunk));
       }
       stats.queue_bytes_peak = std::max(stats.queue_bytes_peak, queue_bytes + reserved_bytes);
     }
-    if (queued) items_ready.notify_one();
+    if (wake_writer) items_ready.notify_one();
     chunk = CollectorChunk{};
     read_total = released = partial_added = 0;
   };

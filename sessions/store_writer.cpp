@@ -2,7 +2,8 @@
 
 #include <sqlite3.h>
 
-#include <functional>
+#include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -93,10 +94,16 @@ struct StoreWriter::Impl {
   void write_timers(std::int64_t session, const TimerBreakdown& e);
   /// Runs `insert` (INSERT OR IGNORE); where the key was there, runs `again` (OR REPLACE) with the
   /// same values. True when the row replaced an earlier one.
-  bool insert_or_replace(Statement& insert, Statement& again, const std::function<void(Statement&)>& bind_row);
+  template <class BindRow>
+  bool insert_or_replace(Statement& insert, Statement& again, const BindRow& bind_row);
+  /// Writes the batch's step and timer rows, held back until now, in key order.
+  void write_held_rows();
+  void forget_held_rows();
   void write_foreign_run_event(std::int64_t session, const Event& event);
   void write_doctor_event(std::int64_t session, const Event& event);
-  /// One flight-record row: `m` as entered, with `left_at` (its own, or its leave mark's).
+  /// One flight-record row: `m` as entered, with `left_at` (its own, or its leave mark's); held
+  /// until the batch's end with the older row it forgets (write_held_rows).
+  void hold_mark(std::int64_t session, const CollectiveMark& m, const std::optional<double>& left_at);
   void write_mark(std::int64_t session, const CollectiveMark& m, const std::optional<double>& left_at);
 
   SqliteDb& db;
@@ -107,6 +114,23 @@ struct StoreWriter::Impl {
   Statement find_session, insert_session, run_start, host, rank, tag, step, step_again, timer, timer_again, comm,
       activity, nvtx, log, run_end, rank_exit, series, comm_summary, origin, mark, forget_mark, finding, find_name,
       insert_name;
+  // A batch's step and timer rows, written at its end in primary-key order (write_held_rows).
+  struct TimerRow {
+    std::int64_t session, name, step, rank;
+    double ms;
+  };
+  // A mark's row (its upsert, or forgetting the row of sequence - kCollectivesKept), keyed by the
+  // row it touches.
+  struct MarkRow {
+    std::int64_t session;
+    const CollectiveMark* mark;
+    std::int64_t sequence;  // the row's: the mark's own, or the one it forgets
+    std::optional<double> left_at;
+    bool forget;
+  };
+  std::vector<std::pair<std::int64_t, const StepMetrics*>> held_steps;
+  std::vector<TimerRow> held_timers;
+  std::vector<MarkRow> held_marks;
   StatsAccumulator stats;  // the pre-aggregates of what this batch writes (store_stats.hpp)
   ActivityStatsAccumulator activity_stats;  // the profiled window's summaries (activity_stats.hpp)
   // Caches of committed ids; cleared when a transaction rolls back, since its ids vanish with it.
@@ -183,8 +207,8 @@ void StoreWriter::Impl::write_host_report(std::int64_t session, const HostReport
 
 // A re-sent row (a resumed run reporting a step again) replaces the earlier one, as TensorBoard
 // shows the latest value; the stats of its key are then recomputed instead of added to.
-bool StoreWriter::Impl::insert_or_replace(Statement& insert, Statement& again,
-                                          const std::function<void(Statement&)>& bind_row) {
+template <class BindRow>
+bool StoreWriter::Impl::insert_or_replace(Statement& insert, Statement& again, const BindRow& bind_row) {
   bind_row(insert);
   insert.run();
   if (sqlite3_changes(db.handle()) > 0) return false;
@@ -204,13 +228,46 @@ void StoreWriter::Impl::write_step(std::int64_t session, const StepMetrics& e) {
 }
 
 void StoreWriter::Impl::write_timers(std::int64_t session, const TimerBreakdown& e) {
-  for (const auto& t : e.timers) {
-    const std::int64_t name = name_id(t.name);
-    const bool replaced = insert_or_replace(timer, timer_again, [&](Statement& s) {
-      s.bind(1, session).bind(2, name).bind(3, e.step).bind(4, e.rank).bind(5, t.ms);
-    });
-    stats.add_timer(session, name, e.step, t.ms, replaced);
+  for (const auto& t : e.timers) held_timers.push_back({session, name_id(t.name), e.step, e.rank, t.ms});
+}
+
+// Ranks send their steps one rank after another, so a batch's step and timer rows, written as they
+// came, jump between a leaf of each timer name (and of steps) for every rank: at 1,024 ranks the
+// B-tree seeks of those rows were a third of the writer's time (docs/benchmarks.md, issue 35).
+// Sorted by primary key, each row's seek finds the pages of the one before it in the CPU's cache.
+// The rows are the same; a key sent twice in one batch keeps its order (stable sort), so the
+// later one still replaces the earlier. The marks' rows go the same way, each operation (upsert,
+// or forgetting an old sequence) under the key of the row it touches: every row sees its own
+// operations in the order they came, and operations on different rows do not interact.
+void StoreWriter::Impl::write_held_rows() {
+  std::stable_sort(held_marks.begin(), held_marks.end(), [](const MarkRow& a, const MarkRow& b) {
+    return std::tie(a.session, a.mark->rank, a.mark->group, a.sequence) <
+           std::tie(b.session, b.mark->rank, b.mark->group, b.sequence);
+  });
+  for (const MarkRow& m : held_marks) {
+    if (!m.forget) write_mark(m.session, *m.mark, m.left_at);
+    else forget_mark.bind(1, m.session).bind(2, m.mark->rank).bind(3, m.mark->group).bind(4, m.sequence).run();
   }
+  std::stable_sort(held_steps.begin(), held_steps.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first, a.second->step, a.second->rank) < std::tie(b.first, b.second->step, b.second->rank);
+  });
+  for (const auto& [session, m] : held_steps) write_step(session, *m);
+  std::stable_sort(held_timers.begin(), held_timers.end(), [](const TimerRow& a, const TimerRow& b) {
+    return std::tie(a.session, a.name, a.step, a.rank) < std::tie(b.session, b.name, b.step, b.rank);
+  });
+  for (const TimerRow& t : held_timers) {
+    const bool replaced = insert_or_replace(timer, timer_again, [&](Statement& s) {
+      s.bind(1, t.session).bind(2, t.name).bind(3, t.step).bind(4, t.rank).bind(5, t.ms);
+    });
+    stats.add_timer(t.session, t.name, t.step, t.ms, replaced);
+  }
+  forget_held_rows();
+}
+
+void StoreWriter::Impl::forget_held_rows() {
+  held_marks.clear();
+  held_steps.clear();
+  held_timers.clear();
 }
 
 namespace {
@@ -252,19 +309,23 @@ std::string ints_json(const std::vector<int>& values) {
 
 // A rank's marks are kept for its latest kCollectivesKept collectives per group: entering number s
 // forgets number s - kCollectivesKept (one key lookup), so a long run's table stays small.
+void StoreWriter::Impl::hold_mark(std::int64_t session, const CollectiveMark& m, const std::optional<double>& left_at) {
+  held_marks.push_back({session, &m, m.sequence, left_at, false});
+  if (!m.left_at && m.sequence > kCollectivesKept)
+    held_marks.push_back({session, &m, m.sequence - kCollectivesKept, std::nullopt, true});
+}
+
 void StoreWriter::Impl::write_mark(std::int64_t session, const CollectiveMark& m, const std::optional<double>& left_at) {
   mark.bind(1, session).bind(2, m.rank).bind(3, m.group).bind(4, m.sequence).bind(5, m.op).bind(6, m.bytes)
       .bind(7, m.dtype).bind(9, m.step).bind(10, m.phase).bind(11, m.tag).bind(12, m.entered_at);
   if (!m.group_ranks.empty()) mark.bind(8, ints_json(m.group_ranks));
   if (left_at) mark.bind(13, *left_at);
   mark.run();
-  if (!m.left_at && m.sequence > kCollectivesKept)
-    forget_mark.bind(1, session).bind(2, m.rank).bind(3, m.group).bind(4, m.sequence - kCollectivesKept).run();
 }
 
 void StoreWriter::Impl::write_doctor_event(std::int64_t session, const Event& event) {
   if (const auto* m = std::get_if<CollectiveMark>(&event)) {
-    write_mark(session, *m, m->left_at);
+    hold_mark(session, *m, m->left_at);
   } else if (const auto* f = std::get_if<Finding>(&event)) {
     finding.bind(1, session).bind(2, f->kind).bind(3, f->severity).bind(4, f->first_step).bind(5, f->last_step)
         .bind(6, ints_json(f->ranks)).bind(7, f->summary).bind(8, f->evidence).bind(9, f->suggested_fix)
@@ -274,7 +335,10 @@ void StoreWriter::Impl::write_doctor_event(std::int64_t session, const Event& ev
 
 void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
   if (const auto* e = std::get_if<RunStart>(&event)) return write_run_start(session, *e);
-  if (const auto* e = std::get_if<StepMetrics>(&event)) return write_step(session, *e);
+  if (const auto* e = std::get_if<StepMetrics>(&event)) {
+    held_steps.emplace_back(session, e);  // written at the batch's end, in key order (write_held_rows)
+    return;
+  }
   if (const auto* e = std::get_if<TimerBreakdown>(&event)) {
     write_timers(session, *e);
   } else if (const auto* e = std::get_if<CommRecord>(&event)) {
@@ -339,28 +403,37 @@ StoreWriter::StoreWriter(Store& store) : impl_(std::make_unique<Impl>(store.db()
 StoreWriter::~StoreWriter() = default;
 
 void StoreWriter::write(const std::vector<SessionEvent>& batch) {
+  std::vector<const SessionEvent*> items;
+  items.reserve(batch.size());
+  for (const auto& e : batch) items.push_back(&e);
+  write(items);
+}
+
+void StoreWriter::write(const std::vector<const SessionEvent*>& batch) {
   if (batch.empty()) return;
   try {
     Transaction transaction(impl_->db);
     const std::string* last_uid = nullptr;
     std::int64_t session = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      const SessionEvent& item = batch[i];
+      const SessionEvent& item = *batch[i];
       if (!last_uid || *item.session_uid != *last_uid) {
         session = impl_->session_id(*item.session_uid);
         last_uid = item.session_uid.get();
       }
-      if (const CollectiveMark* leave = i + 1 < batch.size() ? leave_of(item, batch[i + 1]) : nullptr) {
-        impl_->write_mark(session, std::get<CollectiveMark>(item.event), leave->left_at);
+      if (const CollectiveMark* leave = i + 1 < batch.size() ? leave_of(item, *batch[i + 1]) : nullptr) {
+        impl_->hold_mark(session, std::get<CollectiveMark>(item.event), leave->left_at);
         ++i;  // the leave is written with its enter
         continue;
       }
       impl_->write_event(session, item.event);
     }
+    impl_->write_held_rows();
     impl_->stats.flush();
     impl_->activity_stats.flush();
     transaction.commit();
   } catch (...) {
+    impl_->forget_held_rows();
     impl_->sessions.clear();
     impl_->names.clear();
     impl_->stats.clear();

@@ -32,6 +32,8 @@ class StoreWriter {
 
   /// Writes `batch` in one transaction: after a crash either all of it is in the file or none.
   void write(const std::vector<SessionEvent>& batch);
+  /// Same, for events held elsewhere (the collector's queued chunks, written without moving them).
+  void write(const std::vector<const SessionEvent*>& batch);
   /// Same, for events of one session.
   void write(const std::string& session_uid, const std::vector<Event>& events);
   /// The row id of session `uid`, creating a "running" row if it is not there yet.
