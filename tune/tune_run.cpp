@@ -245,27 +245,53 @@ std::vector<bool> unavailable(const RunState& s, const std::vector<bool>& tried)
   return out;
 }
 
+bool ran_ok(const RunState& s, std::size_t k) {
+  const auto* t = row_of(s, k);
+  return t && t->status == "ok";
+}
+
+// The untried candidates left out because a sibling that fits ran, or was itself left out so; a
+// candidate whose siblings the search never reached has no row, like any other it did not reach.
+std::vector<bool> skipped_candidates(const RunState& s, const std::vector<bool>& tried, const std::vector<bool>& failed) {
+  std::vector<bool> skipped(s.runnable.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t k = 0; k < s.runnable.size(); ++k) {
+      if (tried[k] || skipped[k]) continue;
+      for (const std::size_t sibling : s.dominating[k])
+        if (!failed[sibling] && (ran_ok(s, sibling) || skipped[sibling])) {
+          skipped[k] = changed = true;
+          break;
+        }
+    }
+  }
+  return skipped;
+}
+
+// "slower by construction than trial 4 [z2 mb16], the same config without activation checkpointing, ..."
+std::string skip_reason(const RunState& s, std::size_t k, const std::vector<bool>& skipped) {
+  std::size_t by = s.dominating[k].front();
+  for (const std::size_t sibling : s.dominating[k])  // name one that ran, where one did
+    if (ran_ok(s, sibling) || (skipped[sibling] && !ran_ok(s, by))) by = sibling;
+  const Assignment& candidate = s.candidates[s.runnable[k]].assignment;
+  const Assignment& sibling = s.candidates[s.runnable[by]].assignment;
+  const bool sibling_ran = ran_ok(s, by);
+  return "slower by construction than " + (sibling_ran ? "trial " + std::to_string(row_of(s, by)->trial) + " " : std::string()) +
+         "[" + assignment_name(sibling) + "], the same config without " + relaxed_feature(candidate, sibling) +
+         ", which the estimator lets fit" + (sibling_ran ? " and which ran" : ", itself skipped") +
+         "; --try-dominated runs it";
+}
+
 // Candidates left out as slower by construction get a row saying which sibling made them so.
 void record_skipped(sessions::Store& store, const std::string& run_uid, RunState& s, const std::vector<bool>& tried) {
   if (s.dominating.empty()) return;
-  const auto failed = failed_runnable(s);
+  const auto skipped = skipped_candidates(s, tried, failed_runnable(s));
   for (std::size_t k = 0; k < s.runnable.size(); ++k) {
-    if (tried[k]) continue;
-    auto by = blocking_sibling(s.dominating[k], failed);
-    if (!by) continue;
-    for (const std::size_t sibling : s.dominating[k])  // name one that ran, where one did
-      if (const auto* t = row_of(s, sibling); t && t->status == "ok") by = sibling;
-    const TuneCandidate& c = s.candidates[s.runnable[k]];
-    const TuneCandidate& sibling = s.candidates[s.runnable[*by]];
+    if (!skipped[k]) continue;
     const auto* old = row_of(s, k);
-    auto t = new_row(run_uid, c, old ? old->trial : s.next_trial_number++);
+    auto t = new_row(run_uid, s.candidates[s.runnable[k]], old ? old->trial : s.next_trial_number++);
     t.status = "skipped";
-    const auto* ran = row_of(s, *by);
-    const bool sibling_ran = ran && ran->status == "ok";
-    t.message = "slower by construction than " + (sibling_ran ? "trial " + std::to_string(ran->trial) + " " : std::string()) +
-                "[" + assignment_name(sibling.assignment) + "], the same config without " +
-                relaxed_feature(c.assignment, sibling.assignment) + ", which the estimator lets fit" +
-                (sibling_ran ? " and which ran" : ", itself skipped") + "; --try-dominated runs it";
+    t.message = skip_reason(s, k, skipped);
     t.started_at = t.ended_at = now_s();
     sessions::put_tune_trial(store, t);
     s.rows[t.candidate_key] = t;
