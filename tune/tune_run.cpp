@@ -322,12 +322,12 @@ TuneOutcome run_tune(const TuneRequest& r, std::ostream& log) {
   std::vector<std::pair<std::int64_t, Observation>> history;  // by trial number
   double spent_s = 0;
   for (std::size_t k = 0; k < s.runnable.size(); ++k) {
-    const auto it = s.rows.find(assignment_key(s.candidates[s.runnable[k]].assignment));
+    const auto* t = row_of(s, k);
     // A skipped row is not a trial: its sibling may have failed since, making it worth one.
-    if (it == s.rows.end() || !it->second.finished() || it->second.status == "skipped") continue;
+    if (!t || !t->finished() || t->status == "skipped") continue;
     tried[k] = true;
-    history.push_back({it->second.trial, {k, score_of(it->second, r.metric)}});
-    if (it->second.started_at && it->second.ended_at) spent_s += *it->second.ended_at - *it->second.started_at;
+    history.push_back({t->trial, {k, score_of(*t, r.metric)}});
+    if (t->started_at && t->ended_at) spent_s += *t->ended_at - *t->started_at;
   }
   std::sort(history.begin(), history.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   if (r.resume) log << "shardscope tune: " << history.size() << " finished trial(s) kept, none repeated\n";

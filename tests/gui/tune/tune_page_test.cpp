@@ -85,6 +85,11 @@ class TunePageTest : public QObject {
     QVERIFY(dash != args.end());
     QCOMPARE(std::vector<std::string>(dash + 1, args.end()), split_train_args(s.train_args));
     QVERIFY(std::find(args.begin(), args.end(), "200MiB") != args.end());
+    QVERIFY(std::find(args.begin(), args.end(), "--try-dominated") == args.end());
+    s.try_dominated = true;  // the form's "Also try configs slower by construction"
+    const auto all = tune_arguments(s);
+    QVERIFY(std::find(all.begin(), std::find(all.begin(), all.end(), "--"), "--try-dominated") != all.end());
+    s.try_dominated = false;
     // The preview is the space the CLI builds: the five --space rows, grid 2 x 2.
     const SpacePreview preview = preview_space(s);
     QVERIFY2(preview.error.empty(), preview.error.c_str());
@@ -101,8 +106,12 @@ class TunePageTest : public QObject {
     QVERIFY(tune_run_uid_in_line("[rank 0] tune run 12 in x").isEmpty());
     // The page's CLI twin is that command.
     TunePage page;
-    page.setSpec(tinySpec("args"));
+    TuneSpec checked = tinySpec("args");
+    checked.try_dominated = true;
+    page.setSpec(checked);
+    QVERIFY(page.spec().try_dominated);
     QCOMPARE(page.cliTwin()->text().toStdString(), shell_command("shardscope", tune_arguments(page.spec())));
+    QVERIFY(page.cliTwin()->text().contains("--try-dominated"));
   }
 
   void liveRunTableScatterBestAndHandoffs() {
