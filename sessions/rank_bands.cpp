@@ -14,6 +14,7 @@
 #include "sessions/errors.hpp"
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
+#include "sessions/store_bands.hpp"
 #include "sessions/store_stats.hpp"
 
 namespace shardscope::sessions {
@@ -147,23 +148,51 @@ void fill_grid(Store& store, std::int64_t session_id, RankStepGrid& grid) {
 // by rank at every step) are read from the rows, one step at a time through the primary key and
 // only their columns, split over a few connections when they are millions of rows. A 1,024-rank
 // session of 10,000 steps reads 10,000 stats rows and the step time's rows instead of every column
-// of 10 M rows (docs/benchmarks.md, "The window at 1,024 ranks").
+// of 10 M rows (docs/benchmarks.md, "The window at 1,024 ranks"). From schema 12 the step time's
+// band is stored too (step_bands, store_bands.hpp): a step whose stored band was made of as many
+// rows as step_stats counts is read from it, so only steps the writer has not banded (none in a
+// file it keeps) go to the rows.
 
-// What step_stats says of one step: which metrics' bands need the rows, which are flat.
+// What step_stats says of one step: which metrics' bands need the rows, which are flat, which are
+// stored (schema 12's step_bands, made of as many rows as the step has).
 struct StatsStep {
   std::int64_t step = 0;
   int ranks = 0;         // ranks with a row at the step
   std::uint32_t rows = 0;  // bit m: metric m's values differ (or one is infinite, or a rank has none)
   std::uint32_t flat = 0;  // bit m: every rank's value of metric m is the same finite value
+  std::uint32_t stored = 0;  // bit m: step_bands holds metric m's band of these rows
 };
 
 struct StatsSteps {
   std::vector<StatsStep> steps;
   std::vector<double> flat_values;  // the flat metrics' values, step by step, in metric order
+  std::vector<RankBand> stored_bands;  // the stored bands, step by step, in metric order (ranks 0: none)
   std::size_t row_count = 0;        // rows of the steps with a `rows` bit
 };
 
-StatsSteps read_stats_steps(SqliteDb& db, std::int64_t session_id, const std::vector<Metric>& metrics) {
+// Each metric's stored bands (none on a file before schema 12), and where the next step's is.
+struct StoredCursors {
+  std::vector<std::vector<StoredBand>> by_metric;
+  std::vector<std::size_t> next;
+
+  StoredCursors(Store& store, std::int64_t session_id, const std::vector<Metric>& metrics)
+      : by_metric(metrics.size()), next(metrics.size(), 0) {
+    if (!has_step_bands(store)) return;
+    for (std::size_t m = 0; m < metrics.size(); ++m)
+      if (has_stored_bands(metrics[m])) by_metric[m] = load_stored_bands(store.db(), session_id, metrics[m]);
+  }
+  // Metric m's stored band of `step` if it was made of the step's `ranks` rows, else null.
+  const StoredBand* band(std::size_t m, std::int64_t step, int ranks) {
+    const auto& bands = by_metric[m];
+    std::size_t& i = next[m];
+    while (i < bands.size() && bands[i].band.step < step) ++i;
+    if (i == bands.size() || bands[i].band.step != step || bands[i].rows != ranks) return nullptr;
+    return &bands[i];
+  }
+};
+
+StatsSteps read_stats_steps(SqliteDb& db, std::int64_t session_id, const std::vector<Metric>& metrics,
+                            StoredCursors& stored) {
   std::string sql = "SELECT step, ranks";
   for (auto m : metrics) {
     const std::string c = metric_name(m);
@@ -174,11 +203,16 @@ StatsSteps read_stats_steps(SqliteDb& db, std::int64_t session_id, const std::ve
   s.bind(1, session_id);
   StatsSteps out;
   while (s.step()) {
-    StatsStep step{s.int64(0), static_cast<int>(s.int64(1)), 0, 0};
+    StatsStep step{s.int64(0), static_cast<int>(s.int64(1)), 0, 0, 0};
     for (std::size_t m = 0; m < metrics.size(); ++m) {
       const int c = 2 + 3 * static_cast<int>(m);
       const std::int64_t n = s.int64(c);
       if (n == 0) continue;  // no rank has a value: no band
+      if (const StoredBand* b = stored.band(m, step.step, step.ranks)) {
+        step.stored |= 1u << m;
+        out.stored_bands.push_back(b->band);
+        continue;
+      }
       const bool flat = n == step.ranks && !s.is_null(c + 1) && !s.is_null(c + 2) && s.real(c + 1) == s.real(c + 2) &&
                         std::isfinite(s.real(c + 1));
       (flat ? step.flat : step.rows) |= 1u << m;
@@ -310,7 +344,8 @@ std::vector<std::vector<RankBand>> load_step_bands_from_stats(Store& store, std:
   if (metrics.empty()) return out;
   SqliteDb& db = store.db();
   ReadSnapshot snapshot(db);
-  const StatsSteps stats = read_stats_steps(db, session_id, metrics);
+  StoredCursors stored(store, session_id, metrics);
+  const StatsSteps stats = read_stats_steps(db, session_id, metrics, stored);
   // Other connections see only what is committed: read on the caller's alone inside its transaction.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned readers = !snapshot.began() ? 1u
@@ -319,7 +354,7 @@ std::vector<std::vector<RankBand>> load_step_bands_from_stats(Store& store, std:
   // Merge in step order: each step's flat bands (named by its lowest rank) and its row bands.
   Statement first(db, "SELECT rank FROM steps WHERE session_id = ?1 AND step = ?2 ORDER BY rank LIMIT 1");
   std::vector<std::size_t> next(count, 0);
-  std::size_t part = 0, next_lowest = 0, next_flat = 0;
+  std::size_t part = 0, next_lowest = 0, next_flat = 0, next_stored = 0;
   for (const StatsStep& step : stats.steps) {
     int lowest = -1;
     if (step.rows) {
@@ -329,16 +364,19 @@ std::vector<std::vector<RankBand>> load_step_bands_from_stats(Store& store, std:
         std::fill(next.begin(), next.end(), 0);
       }
       if (part < parts.size()) lowest = parts[part].lowest_rank[next_lowest++].second;
-    } else if (step.flat) {
+    } else if (step.flat) {  // (the stored bands need no rank of their own)
       first.reset();
       first.bind(1, session_id).bind(2, step.step);
       if (first.step()) lowest = static_cast<int>(first.int64(0));
     }
     for (std::size_t m = 0; m < count; ++m) {
-      if ((step.rows & (1u << m)) && part < parts.size()) {
+      if (step.stored & (1u << m)) {
+        const RankBand& band = stats.stored_bands[next_stored++];
+        if (band.ranks > 0) out[m].push_back(band);  // none: only infinite values, as the rows give
+      } else if ((step.rows & (1u << m)) && part < parts.size()) {
         const auto& bands = parts[part].by_metric[m];
         if (next[m] < bands.size() && bands[next[m]].step == step.step) out[m].push_back(bands[next[m]++]);
-      } else if (step.flat & (1u << m)) {  // (a bit is in rows or flat, never both)
+      } else if (step.flat & (1u << m)) {  // (a bit is in one of stored, rows and flat)
         const double value = stats.flat_values[next_flat++];
         if (lowest < 0) continue;  // stats without rows: nothing to name, as the rows would have drawn nothing
         RankBand band;

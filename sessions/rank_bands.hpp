@@ -4,9 +4,9 @@
 // handful of ranks, and a rank x step grid of one per-rank series (step time, a phase timer, the
 // time in one collective op) for the heat map, where a straggler is a row brighter than the rest.
 // Each read is one pass over the session's rows in key order (steps and timers are keyed
-// (session, step, rank)), but for the steps columns' bands, which read step_stats and only the rows
-// of the steps whose ranks differ; what comes back is one row per step, or one cell per rank and
-// column of steps, whatever the session's size.
+// (session, step, rank)), but for the steps columns' bands, which read the bands stored per step
+// (schema 12), else step_stats and only the rows of the steps whose ranks differ; what comes back is
+// one row per step, or one cell per rank and column of steps, whatever the session's size.
 
 #include <cstddef>
 #include <cstdint>
@@ -38,8 +38,9 @@ RankBand rank_band(std::int64_t step, std::vector<RankValue>& values);
 /// The session's ranks, sorted (the ranks table; the ranks with steps for a session without one).
 std::vector<int> load_rank_ids(Store& store, std::int64_t session_id);
 
-/// Where load_step_bands reads: step_stats where it gives the band exactly (schema 10; the rows
-/// of the steps where ranks differ), or every row (the reference the tests hold the first to).
+/// Where load_step_bands reads: the stored bands and step_stats where they give the band exactly
+/// (schemas 12 and 10; the rows of the other steps), or every row (the reference the tests hold
+/// the first to).
 enum class BandSource { kPreferStats, kRows };
 /// load_step_bands reads step_stats for at most this many metrics at once (a bit mask of them).
 constexpr std::size_t kMaxStatsBandMetrics = 32;
@@ -51,8 +52,8 @@ struct StepBandOptions {
   std::size_t rows_per_reader = 500'000;
 };
 
-/// Per metric (in `metrics`' order) every step's band, in step order: from step_stats and the rows
-/// of the steps whose ranks differ, or (`kRows`, or a file without step_stats) one pass over the steps.
+/// Per metric (in `metrics`' order) every step's band, in step order: from step_bands, step_stats and
+/// the rows of the steps neither covers, or (`kRows`, or a file without step_stats) one pass over the steps.
 std::vector<std::vector<RankBand>> load_step_bands(Store& store, std::int64_t session_id,
                                                    const std::vector<Metric>& metrics,
                                                    const StepBandOptions& options = {});

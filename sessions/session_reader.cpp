@@ -398,7 +398,8 @@ std::size_t delete_sessions(Store& store, const std::vector<std::int64_t>& sessi
   static const char* kTables[] = {"steps", "timers",       "comms",  "activities",     "nvtx_ranges", "logs",
                                   "ranks", "session_tags", "series", "comm_summaries", "hosts"};
   static const char* kStatsTables[] = {"step_stats",          "rank_stats",          "timer_stats",        "comm_stats",
-                                       "activity_device_stats", "activity_name_stats", "activity_step_stats"};
+                                       "activity_device_stats", "activity_name_stats", "activity_step_stats",
+                                       "step_bands"};
   SqliteDb& db = store.db();
   Transaction transaction(db);
   std::size_t deleted = 0;

@@ -4,6 +4,7 @@
 #include "sessions/build_info.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/sqlite_db.hpp"
+#include "sessions/store_bands.hpp"
 #include "sessions/store_stats.hpp"
 
 namespace shardscope::sessions {
@@ -334,6 +335,12 @@ void add_activity_stats_v11(SqliteDb& db) {
   db.exec(activity_stats_schema_sql());
   fill_activity_stats_from_rows(db);
 }
+// Version 12 adds each step's band across ranks of every steps column (issue 35; store_bands.hpp),
+// so the Sessions page reads a band a step instead of the rows of every step whose ranks differ.
+void add_step_bands_v12(SqliteDb& db) {
+  db.exec(step_bands_schema_sql());
+  fill_step_bands_from_rows(db);
+}
 void add_activity_details_v3(SqliteDb& db) { db.exec(kSchemaV3); }
 void add_tags_v2(SqliteDb& db) { db.exec(kSchemaV2); }
 void add_session_writer_v5(SqliteDb& db) { db.exec(kSchemaV5); }
@@ -368,6 +375,8 @@ const std::vector<Migration>& schema_migrations() {
        add_stats_v10},
       {10, 11, "add the profiled window's summaries per device, kernel name and step (fast profile reads)",
        add_activity_stats_v11},
+      {11, 12, "add each step's band across ranks (min, median, max) of every steps column (fast band reads)",
+       add_step_bands_v12},
   };
   return migrations;
 }

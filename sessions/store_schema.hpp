@@ -15,7 +15,7 @@ inline constexpr std::int32_t kApplicationId = 0x53534442;
 /// meta.application of every session store (a second check for files with application_id unset).
 inline constexpr const char* kApplicationName = "shardscope-sessions";
 /// The schema version this build writes (PRAGMA user_version).
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 /// One step of the upgrade path; `apply` runs inside the migration's transaction.
 struct Migration {

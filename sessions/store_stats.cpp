@@ -6,6 +6,7 @@
 
 #include "sessions/sqlite_db.hpp"
 #include "sessions/store.hpp"
+#include "sessions/store_bands.hpp"
 #include "sessions/store_schema.hpp"
 
 namespace shardscope::sessions {
@@ -228,7 +229,8 @@ struct StatsAccumulator::Impl {
                            "AND rank = ?2").c_str()),
         timer_recompute(d, "INSERT OR REPLACE INTO timer_stats SELECT session_id, name_id, step, COUNT(*), SUM(ms), "
                            "MIN(ms), MAX(ms) FROM timers WHERE session_id = ?1 AND name_id = ?2 AND step = ?3 "
-                           "GROUP BY session_id, name_id, step") {}
+                           "GROUP BY session_id, name_id, step"),
+        bands(d) {}
 
   double comm_rank_sum(std::int64_t session, const CommRecord& c);
   void flush_steps();
@@ -247,12 +249,14 @@ struct StatsAccumulator::Impl {
   std::set<std::pair<std::int64_t, int>> replaced_ranks;
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> replaced_timers;
   std::map<std::tuple<std::int64_t, int, std::string>, CommPartial> partials;  // (session, rank, op)
+  StepBandsAccumulator bands;  // schema 12's step_bands (store_bands.hpp)
 };
 
 StatsAccumulator::StatsAccumulator(SqliteDb& db) : impl_(std::make_unique<Impl>(db)) {}
 StatsAccumulator::~StatsAccumulator() = default;
 
 void StatsAccumulator::add_step(std::int64_t session, const StepMetrics& m, bool replaced) {
+  impl_->bands.add_step(session, m, replaced);
   StepDelta& s = impl_->steps[{session, m.step}];
   ++s.ranks;
   s.skipped += m.skipped ? 1 : 0;
@@ -361,6 +365,7 @@ void StatsAccumulator::Impl::forget_batch() {
 
 void StatsAccumulator::flush() {
   impl_->flush_steps();
+  impl_->bands.flush();
   impl_->flush_ranks();
   impl_->flush_timers_and_comms();
   impl_->forget_batch();
@@ -369,6 +374,7 @@ void StatsAccumulator::flush() {
 void StatsAccumulator::clear() {
   impl_->forget_batch();
   impl_->partials.clear();  // the running sums counted rows that rolled back
+  impl_->bands.clear();
 }
 
 }  // namespace shardscope::sessions

@@ -119,8 +119,8 @@ TEST(StoreStats, ASchema9FileIsUpgradedOnceAndReadOnlyItIsReadFromItsRows) {
   {
     SqliteDb db(path, false, false);  // back to schema 9, as an older build left the file
     for (const char* table : kStatsTables) db.exec(std::string("DROP TABLE ") + table);
-    for (const char* table : {"activity_device_stats", "activity_name_stats", "activity_step_stats"})
-      db.exec(std::string("DROP TABLE ") + table);  // schema 11's
+    for (const char* table : {"activity_device_stats", "activity_name_stats", "activity_step_stats", "step_bands"})
+      db.exec(std::string("DROP TABLE ") + table);  // schema 11's and 12's
     db.exec("PRAGMA user_version = 9");
   }
   StoreOpenOptions read_only;
@@ -137,7 +137,7 @@ TEST(StoreStats, ASchema9FileIsUpgradedOnceAndReadOnlyItIsReadFromItsRows) {
   EXPECT_DOUBLE_EQ(from_rows.timers[0].median_ms, expected.timers[0].median_ms);
   EXPECT_EQ(load_curve(old, id, Metric::kLoss).size(), expected_curve.size());
   Store upgraded = Store::open(path);
-  ASSERT_EQ(upgraded.migrations_applied().size(), 2u);  // 9 -> 10 -> 11
+  ASSERT_EQ(upgraded.migrations_applied().size(), 3u);  // 9 -> 10 -> 11 -> 12
   EXPECT_EQ(upgraded.schema_version(), kSchemaVersion);
   EXPECT_DOUBLE_EQ(*summarize_session(upgraded, id).p90_step_ms, *expected.p90_step_ms);
   remove_store(path);

@@ -48,7 +48,7 @@ TEST(Store, CreatesAStampedWalStore) {
     EXPECT_EQ(store.db().query_int("PRAGMA application_id"), kApplicationId);
     EXPECT_EQ(store.db().query_text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(store.db().query_text("SELECT value FROM meta WHERE key = 'application'"), kApplicationName);
-    EXPECT_EQ(store.migrations_applied().size(), 11u);  // 0 -> 1 -> ... -> 11 on a fresh file
+    EXPECT_EQ(store.migrations_applied().size(), 12u);  // 0 -> 1 -> ... -> 12 on a fresh file
   }
   Store again = Store::open(path);
   EXPECT_TRUE(again.migrations_applied().empty());
@@ -190,7 +190,7 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
     EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'session_tags'"), 0);
   }
   Store store = Store::open(path);
-  ASSERT_EQ(store.migrations_applied().size(), 10u);
+  ASSERT_EQ(store.migrations_applied().size(), 11u);
   EXPECT_EQ(store.migrations_applied()[0], "1 -> 2: add session tags");
   EXPECT_EQ(store.migrations_applied()[1], "2 -> 3: add kernel launch details and copy throughput to activities");
   EXPECT_EQ(store.migrations_applied()[2],
@@ -206,7 +206,9 @@ TEST(Store, OlderSchemaIsUpgradedKeepingItsData) {
                                            "aggregates (fast reads of large sessions)");
   EXPECT_EQ(store.migrations_applied()[9], "10 -> 11: add the profiled window's summaries per device, kernel name "
                                            "and step (fast profile reads)");
-  EXPECT_EQ(store.schema_version(), 11);
+  EXPECT_EQ(store.migrations_applied()[10], "11 -> 12: add each step's band across ranks (min, median, max) of every "
+                                            "steps column (fast band reads)");
+  EXPECT_EQ(store.schema_version(), 12);
   const auto sessions = list_sessions(store);
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0].name, "old run");
