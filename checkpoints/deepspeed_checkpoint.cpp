@@ -18,16 +18,6 @@ std::int64_t CheckpointSummary::parameter_count() const {
   return n;
 }
 
-namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-}  // namespace
-
 DeepSpeedCheckpoint::DeepSpeedCheckpoint(const std::string& folder, const OpenOptions& options)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
@@ -110,7 +100,7 @@ std::string DeepSpeedCheckpoint::Impl::path(const std::string& name) const { ret
 std::string DeepSpeedCheckpoint::Impl::interruption_note() const {
   std::string note;
   if (!leftovers.empty())
-    note += "; it holds leftover temporary files of an interrupted write (" + join(leftovers) +
+    note += "; it holds leftover temporary files of an interrupted write (" + comma_joined(leftovers) +
             "), which the next save into this folder removes";
   return note;
 }

@@ -9,13 +9,14 @@
 #include "checkpoints/regular_file.hpp"
 
 namespace shardscope::checkpoints {
-namespace {
 
-std::string join(const std::vector<std::string>& items) {
+std::string comma_joined(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
   return out;
 }
+
+namespace {
 
 std::optional<std::int64_t> first_step(const TorchFile& file, const PickleRef& state) {
   if (state.length() == 0) return std::nullopt;
@@ -99,7 +100,7 @@ void DeepSpeedCheckpoint::Impl::check_without_manifest(const CheckpointSummary& 
     for (const auto& [name, bytes] : s.file_bytes) files.push_back(name);
     throw damaged(folder, "has no " + std::string(kManifestFileName) +
                               ", which ShardScope writes once every rank's files are in place: the save of this tag "
-                              "did not finish (interrupted); it holds " + join(files) +
+                              "did not finish (interrupted); it holds " + comma_joined(files) +
                               ". Resume from an earlier tag, or save again" + interruption_note());
   }
   // DeepSpeed wrote it: every rank's file must agree with rank 0's, and with verify_content

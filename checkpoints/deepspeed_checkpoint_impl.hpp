@@ -54,4 +54,7 @@ struct DeepSpeedCheckpoint::Impl {
   void verify_crc(const std::string& name, const ManifestFile& expected) const;
 };
 
+/// "a, b, c": file names in a message.
+std::string comma_joined(const std::vector<std::string>& items);
+
 }  // namespace shardscope::checkpoints

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <vector>
 
+#include "configs/ascii_case.hpp"
 #include "configs/validation_context.hpp"
 
 namespace shardscope::configs {
@@ -204,16 +205,10 @@ void check_removed_keys(ValidationContext& context) {
   }
 }
 
-std::string lowered(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
 void check_removed_optimizer(ValidationContext& context) {
   const ConfigNode* type = context.node_at("optimizer.type");
   if (!type || !type->is_string()) return;
-  const std::string name = lowered(type->string_value);
+  const std::string name = ascii_lowercase(type->string_value);
   if (name != "onebitadam" && name != "zerooneadam" && name != "onebitlamb") return;
   context.error("removed-feature", "optimizer.type",
                 "the 1-bit optimizer \"" + type->string_value +

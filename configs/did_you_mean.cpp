@@ -3,14 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "configs/ascii_case.hpp"
+
 namespace shardscope::configs {
 namespace {
-
-std::string lowered(const std::string& text) {
-  std::string out = text;
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::size_t length_gap(const std::string& a, const std::string& b) {
   return a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
@@ -41,7 +37,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::optional<std::string> closest_match(const std::string& word,
                                          const std::vector<std::string>& candidates) {
   const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
-  const std::string word_lower = lowered(word);
+  const std::string word_lower = ascii_lowercase(word);
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;
   for (const auto& candidate : candidates) {
@@ -49,7 +45,7 @@ std::optional<std::string> closest_match(const std::string& word,
     // win, and skipping it keeps a 1 MB key linear instead of 1 MB x |candidate| per candidate.
     if (length_gap(word, candidate) > limit) continue;
     // A case-only difference is the closest possible match short of equality.
-    const std::size_t distance = lowered(candidate) == word_lower ? 0 : edit_distance(word, candidate);
+    const std::size_t distance = ascii_lowercase(candidate) == word_lower ? 0 : edit_distance(word, candidate);
     if (distance < best_distance) {
       best_distance = distance;
       best = candidate;

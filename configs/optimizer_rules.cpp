@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "configs/ascii_case.hpp"
 #include "configs/did_you_mean.hpp"
 #include "configs/param_table.hpp"
 
@@ -25,15 +26,9 @@ const NativeOptimizer kNative[] = {
     {"muadam", OptimizerKind::kMuAdam},   {"muadamw", OptimizerKind::kMuAdamW},
     {"musgd", OptimizerKind::kMuSgd}};
 
-std::string lowered(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
 std::optional<OptimizerKind> optimizer_kind(const std::string& name) {
   for (const auto& native : kNative)
-    if (lowered(name) == native.lowered) return native.kind;
+    if (ascii_lowercase(name) == native.lowered) return native.kind;
   if (std::find(kTorchOptimizers.begin(), kTorchOptimizers.end(), name) != kTorchOptimizers.end())
     return OptimizerKind::kTorch;
   return std::nullopt;
@@ -103,7 +98,7 @@ void resolve_optimizer(ValidationContext& context) {
   optimizer.type = type->string_value;
   const auto kind = optimizer_kind(type->string_value);
   if (!kind) {
-    const std::string removed = lowered(type->string_value);
+    const std::string removed = ascii_lowercase(type->string_value);
     if (removed != "onebitadam" && removed != "zerooneadam" && removed != "onebitlamb") {
       const auto guess = closest_match(type->string_value, all_optimizer_names());
       context.error("unknown-optimizer", "optimizer.type",

@@ -217,7 +217,7 @@ constexpr double kResumeGraceS = 5;
 // The findings that say the silence before them was ranks waiting in a collective.
 bool explains_a_stall(const Finding& f) { return f.kind == "hang" || f.kind == "nccl_error" || f.kind == "peer_lost"; }
 
-double median(std::vector<double> v) {
+double upper_median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
@@ -272,7 +272,7 @@ double OutputDoctor::hang_bound() const {
   if (step_times_.size() < 3) return std::max(options_.min_hang_s, options_.before_first_step_s);
   std::vector<double> gaps;
   for (std::size_t i = 1; i < step_times_.size(); ++i) gaps.push_back(step_times_[i] - step_times_[i - 1]);
-  return std::max(options_.min_hang_s, 20 * median(gaps));
+  return std::max(options_.min_hang_s, 20 * upper_median(gaps));
 }
 
 std::optional<Finding> OutputDoctor::check(double now) {

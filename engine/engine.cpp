@@ -20,15 +20,14 @@
 #include "kernels/cpu_features.hpp"
 #include "profiler/comm_bandwidth.hpp"
 #include "profiler/nvtx_ranges.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
+using sessions::ms_since;
 
 std::optional<torch::Dtype> autocast_dtype_for(const configs::TorchAutocastConfig& c, const torch::Device& d) {
   if (!c.enabled) return std::nullopt;

@@ -10,13 +10,12 @@
 #include "engine/fault_injection.hpp"
 #include "kernels/cpu_norm.hpp"
 #include "profiler/nvtx_ranges.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::engine {
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
+using sessions::ms_since;
 
 }  // namespace
 

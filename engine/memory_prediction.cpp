@@ -73,7 +73,7 @@ est::EstimateOptions estimate_options(const configs::ResolvedConfig& config, con
   return o;
 }
 
-std::string gib(double bytes) {
+std::string gib_3_decimals(double bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f GiB", bytes / kGiB);
   return text;
@@ -87,14 +87,14 @@ std::string explain(const est::Estimate& e, const est::PlanEstimate& p, const Mo
                     " rank(s), micro-batch " + std::to_string(o.workload.micro_batch) +
                     (spec.kind == ModelKind::kMlp ? "" : " x " + std::to_string(o.workload.seq_len) + " tokens") +
                     ", " + est::format_count(e.model.total_params) + " parameters:\n";
-  out += "  model states: " + gib(p.states.gpu.total()) + " (" + p.states.gpu_rule + ")\n";
+  out += "  model states: " + gib_3_decimals(p.states.gpu.total()) + " (" + p.states.gpu_rule + ")\n";
   for (const auto* part : {&p.states.gpu.params, &p.states.gpu.gradients, &p.states.gpu.master_params, &p.states.gpu.optimizer_states})
     if (part->bytes > 0) out += "    " + part->formula + "\n";
-  out += "  buffers: " + gib(p.peak.buffers_bytes) + "\n";
+  out += "  buffers: " + gib_3_decimals(p.peak.buffers_bytes) + "\n";
   for (const auto& b : p.buffers.items)
     if (b.on_gpu && b.counted) out += "    " + b.name + " (" + b.config_key + "): " + b.formula + "\n";
   out += "  activations (activation checkpointing: " + std::string(est::checkpointing_name(o.workload.checkpointing)) +
-         "): " + gib(e.activations.available ? e.activations.total_bytes : 0) + ", " + activation_formula + "\n";
+         "): " + gib_3_decimals(e.activations.available ? e.activations.total_bytes : 0) + ", " + activation_formula + "\n";
   for (const auto& formula : p.peak.formulas) out += "  peak: " + formula + "\n";
   if (spec.kind != ModelKind::kMlp) out += "  assumed: fused attention (scaled_dot_product_attention keeps no s x s scores), no dropout\n";
   if (!e.activations.attention_note.empty()) out += "  note: " + e.activations.attention_note + "\n";
@@ -298,8 +298,8 @@ std::string session_memory_report_text(const SessionMemoryReport& r) {
   std::snprintf(line, sizeof line, "  %-14s %14s %14s %10s\n", "part", "predicted", "measured", "diff");
   out += line;
   const auto row = [&](const char* part, double predicted, std::optional<std::int64_t> measured) {
-    std::snprintf(line, sizeof line, "  %-14s %14s %14s %10s\n", part, gib(predicted).c_str(),
-                  measured ? gib(static_cast<double>(*measured)).c_str() : "",
+    std::snprintf(line, sizeof line, "  %-14s %14s %14s %10s\n", part, gib_3_decimals(predicted).c_str(),
+                  measured ? gib_3_decimals(static_cast<double>(*measured)).c_str() : "",
                   measured ? percent_of(static_cast<double>(*measured), predicted).c_str() : "");
     out += line;
   };

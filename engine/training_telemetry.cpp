@@ -22,19 +22,14 @@
 #include "sessions/event_sink.hpp"
 #include "sessions/events.hpp"
 #include "sessions/run_secret.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::engine {
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
-std::string host_name() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
-}
+using sessions::host_name;
 
 // DeepSpeed prints lists: lr=[0.001], mom=[(0.9, 0.999)].
 std::string progress_line(int rank, const Engine& e, double loss) {

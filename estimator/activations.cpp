@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "estimator/byte_units.hpp"
+
 namespace shardscope::estimator {
 namespace {
 
@@ -68,12 +70,6 @@ double outside_layers_bytes(const TransformerShape& t, double sb, double e) {
   return norm_bytes(t, sb, d.h, e) + e * sb * d.vocab + (8 + 16 + 8 + 4) * sb;
 }
 
-std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, format, a, b, c, d);
-  return buffer;
-}
-
 // Fused attention asked for but not what runs: SDPA has no fused fp32 kernel for grouped K/V
 // (flash needs 16-bit, memory-efficient no GQA), so it takes the math path, scores and all.
 bool falls_back_to_math(const TransformerShape& t, Precision precision) {
@@ -90,20 +86,20 @@ void fill_phases(ActivationEstimate& r, const LayerTerms& terms, const Transform
   switch (workload.checkpointing) {
     case ActivationCheckpointing::kNone:
       r.stored_per_layer_bytes = r.per_layer_bytes;
-      r.formula = fmt("L x per-layer + outside = %g x %.4g B + %.4g B", L, r.per_layer_bytes, r.outside_layers_bytes);
+      r.formula = formatted("L x per-layer + outside = %g x %.4g B + %.4g B", L, r.per_layer_bytes, r.outside_layers_bytes);
       break;
     case ActivationCheckpointing::kSelective:
       // Selective recomputation keeps everything but the attention-score terms (the paper's 34sbh).
       r.stored_per_layer_bytes = terms.linear;
       r.recompute_bytes = terms.quadratic;
-      r.formula = fmt("L x (per-layer without s^2 terms) + outside = %g x %.4g B + %.4g B (selective recomputation, "
+      r.formula = formatted("L x (per-layer without s^2 terms) + outside = %g x %.4g B + %.4g B (selective recomputation, "
                       "Korthikanti et al. 2022)", L, r.stored_per_layer_bytes, r.outside_layers_bytes);
       break;
     case ActivationCheckpointing::kFull:
       // Each layer keeps its input; backward rebuilds one layer at a time.
       r.stored_per_layer_bytes = e * sb * d.h;
       r.recompute_bytes = r.per_layer_bytes;
-      r.formula = fmt("L x %g*sbh (layer inputs) + outside = %g x %.4g B + %.4g B; backward rebuilds one layer", e, L,
+      r.formula = formatted("L x %g*sbh (layer inputs) + outside = %g x %.4g B + %.4g B; backward rebuilds one layer", e, L,
                       r.stored_per_layer_bytes, r.outside_layers_bytes);
       break;
   }
@@ -118,7 +114,7 @@ void fill_phases(ActivationEstimate& r, const LayerTerms& terms, const Transform
   // By the last layer's backward the logits and the head's terms are gone.
   r.layer_phase_bytes = kept + r.recompute_bytes + r.layer_working_bytes;
   r.total_bytes = std::max(r.head_phase_bytes, r.layer_phase_bytes);
-  r.formula += fmt("; peak = max(head phase %.4g B, last-layer phase %.4g B)", r.head_phase_bytes, r.layer_phase_bytes);
+  r.formula += formatted("; peak = max(head phase %.4g B, last-layer phase %.4g B)", r.head_phase_bytes, r.layer_phase_bytes);
 }
 
 }  // namespace

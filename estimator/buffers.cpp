@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "estimator/byte_units.hpp"
 #include "estimator/host_memory.hpp"
 #include "estimator/model_states.hpp"
 
@@ -12,12 +13,6 @@ namespace {
 // DeepSpeed's engine all-reduces stage 0 gradients in flattened buckets of this many elements
 // (MEMORY_OPT_ALLREDUCE_SIZE in runtime/constants.py).
 constexpr double kStage0AllreduceBucket = 5e8;
-
-std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, format, a, b, c, d);
-  return buffer;
-}
 
 void add(BufferEstimate& e, BufferItem item) {
   if (item.counted) (item.on_gpu ? e.gpu_bytes : e.cpu_bytes_per_node) += item.bytes;
@@ -29,7 +24,7 @@ void add_reduce_buckets(BufferEstimate& e, const ZeroPlan& plan, const EstimateO
     const double elements = std::min(kStage0AllreduceBucket, P);
     add(e, {"all-reduce bucket", "(engine constant MEMORY_OPT_ALLREDUCE_SIZE = 5e8)", elements,
             elements * grad_bytes, true, true,
-            fmt("min(5e8, P) x %g B = %.4g elements x %g B", grad_bytes, elements, grad_bytes)});
+            formatted("min(5e8, P) x %g B = %.4g elements x %g B", grad_bytes, elements, grad_bytes)});
     return;
   }
   const bool overlap = o.buckets.overlap_comm.value_or(plan.stage == 3);
@@ -39,7 +34,7 @@ void add_reduce_buckets(BufferEstimate& e, const ZeroPlan& plan, const EstimateO
   const double elements = o.buckets.reduce_bucket_size;
   add(e, {count == 2 ? "reduce buckets (2, overlap_comm)" : "reduce bucket", "zero_optimization.reduce_bucket_size",
           elements * count, elements * count * grad_bytes, true, true,
-          fmt("%g x reduce_bucket_size (%.4g) x %g B (gradient dtype)", count, elements, grad_bytes)});
+          formatted("%g x reduce_bucket_size (%.4g) x %g B (gradient dtype)", count, elements, grad_bytes)});
 }
 
 void add_stage3_items(BufferEstimate& e, const ModelDescription& model, const EstimateOptions& o, double P,
@@ -52,15 +47,15 @@ void add_stage3_items(BufferEstimate& e, const ModelDescription& model, const Es
   const double working = std::min({P, L + prefetch, std::max(L, max_live)});
   add(e, {"stage 3 gathered parameters", "stage3_prefetch_bucket_size, stage3_max_live_parameters", working,
           working * param_bytes, true, true,
-          fmt("min(P, L + prefetch_bucket_size, max(L, max_live_parameters)) x %g B = %.4g elements (L = %.4g)",
+          formatted("min(P, L + prefetch_bucket_size, max(L, max_live_parameters)) x %g B = %.4g elements (L = %.4g)",
               param_bytes, working, L)});
   add(e, {"stage 3 prefetch bucket", "zero_optimization.stage3_prefetch_bucket_size", prefetch, prefetch * param_bytes,
-          true, false, fmt("%.4g x %g B (inside the gathered parameters above)", prefetch, param_bytes)});
+          true, false, formatted("%.4g x %g B (inside the gathered parameters above)", prefetch, param_bytes)});
   add(e, {"stage 3 max live parameters (cap)", "zero_optimization.stage3_max_live_parameters", max_live,
           max_live * param_bytes, true, false,
-          fmt("%.4g x %g B (upper bound on gathered parameters, not an allocation)", max_live, param_bytes)});
+          formatted("%.4g x %g B (upper bound on gathered parameters, not an allocation)", max_live, param_bytes)});
   add(e, {"largest layer's gradients", "(model)", L, L * grad_bytes, true, true,
-          fmt("L x %g B = %.4g x %g B (before reduce-scatter; DeepSpeed's 4*L counts these and the params)",
+          formatted("L x %g B = %.4g x %g B (before reduce-scatter; DeepSpeed's 4*L counts these and the params)",
               grad_bytes, L, grad_bytes)});
 }
 
@@ -71,7 +66,7 @@ void add_nvme_items(BufferEstimate& e, const ModelDescription& model, const Zero
     const double elements = o.buckets.offload_param_buffer_count * o.buckets.offload_param_buffer_size;
     add(e, {"NVMe parameter swap buffers (pinned)", "offload_param.buffer_count, offload_param.buffer_size",
             elements * G, elements * param_bytes * G, false, true,
-            fmt("buffer_count x buffer_size x %g B x %g GPUs/node = %.4g x %g", param_bytes, G,
+            formatted("buffer_count x buffer_size x %g B x %g GPUs/node = %.4g x %g", param_bytes, G,
                 o.buckets.offload_param_buffer_count, o.buckets.offload_param_buffer_size)});
   }
   if (plan.offload_optimizer == OffloadDevice::kNvme) {
@@ -79,7 +74,7 @@ void add_nvme_items(BufferEstimate& e, const ModelDescription& model, const Zero
     const double elements = o.buckets.offload_optimizer_buffer_count * sub_group;
     add(e, {"NVMe optimizer swap buffers (pinned)", "offload_optimizer.buffer_count, sub_group_size", elements * G,
             elements * 4 * G, false, true,
-            fmt("buffer_count (%g) x the largest sub-group (%.4g: up to sub_group_size, or one layer's shard above it) x 4 B x %g GPUs/node",
+            formatted("buffer_count (%g) x the largest sub-group (%.4g: up to sub_group_size, or one layer's shard above it) x 4 B x %g GPUs/node",
                 o.buckets.offload_optimizer_buffer_count, sub_group, G)});
   }
 }
@@ -95,7 +90,7 @@ BufferEstimate estimate_buffers(const ModelDescription& model, const ZeroPlan& p
     const double elements = std::min(options.buckets.allgather_bucket_size, P);
     add(e, {"all-gather bucket", "zero_optimization.allgather_bucket_size", elements, elements * bpp.params, true,
             false,
-            fmt("min(allgather_bucket_size, P) x %g B; chunks the gather into the existing 16-bit weights, "
+            formatted("min(allgather_bucket_size, P) x %g B; chunks the gather into the existing 16-bit weights, "
                 "so not counted",
                 bpp.params)});
   }

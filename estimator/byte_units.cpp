@@ -114,4 +114,10 @@ std::string whole_number(double value) {
   return buffer;
 }
 
+std::string formatted(const char* format, double a, double b, double c, double d) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer, format, a, b, c, d);
+  return buffer;
+}
+
 }  // namespace shardscope::estimator

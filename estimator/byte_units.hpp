@@ -42,4 +42,7 @@ std::string format_count(double count);
 /// integer or is not finite, so no caller ever casts an out-of-range double (undefined behaviour).
 std::string whole_number(double value);
 
+/// `format` (printf, up to four %-conversions of doubles) filled in: the estimate's explanations.
+std::string formatted(const char* format, double a, double b = 0, double c = 0, double d = 0);
+
 }  // namespace shardscope::estimator

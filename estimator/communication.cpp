@@ -2,16 +2,11 @@
 
 #include <cstdio>
 
+#include "estimator/byte_units.hpp"
 #include "estimator/model_states.hpp"
 
 namespace shardscope::estimator {
 namespace {
-
-std::string fmt(const char* format, double a, double b = 0, double c = 0) {
-  char buffer[256];
-  std::snprintf(buffer, sizeof buffer, format, a, b, c);
-  return buffer;
-}
 
 void add(CommunicationEstimate& e, const std::string& op, double calls, double buffer_bytes, double ring_factor,
          double n) {
@@ -20,7 +15,7 @@ void add(CommunicationEstimate& e, const std::string& op, double calls, double b
   v.calls_per_step = calls;
   v.buffer_bytes = buffer_bytes;
   v.bytes_per_gpu = calls * ring_factor * (n - 1) / n * buffer_bytes;
-  v.formula = fmt("%g call(s) x %g(n-1)/n x buffer", calls, ring_factor) + fmt(" = %g x %g x %.4g B", calls,
+  v.formula = formatted("%g call(s) x %g(n-1)/n x buffer", calls, ring_factor) + formatted(" = %g x %g x %.4g B", calls,
                                                                              ring_factor * (n - 1) / n, buffer_bytes);
   e.bytes_per_gpu += v.bytes_per_gpu;
   e.collectives.push_back(std::move(v));

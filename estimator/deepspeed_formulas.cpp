@@ -20,12 +20,6 @@ void check_cluster(int gpus_per_node, int nodes) {
                          std::to_string(nodes));
 }
 
-std::string fmt(const char* format, double a, double b = 0, double c = 0) {
-  char buffer[256];
-  std::snprintf(buffer, sizeof buffer, format, a, b, c);
-  return buffer;
-}
-
 }  // namespace
 
 std::string DeepSpeedEstimateRow::options_label() const {
@@ -46,13 +40,13 @@ DeepSpeedEstimateRow deepspeed_zero2_row(double P, int gpus_per_node, int nodes,
     const double multiplier = std::max(4 * total_gpus, 16.0);
     row.cpu_bytes = py_int(P * multiplier * f);
     row.gpu_formula = "2*P (16-bit params)";
-    row.cpu_formula = fmt("P * max(4*total_gpus, 16) * f = P * %g * %g", multiplier, f);
+    row.cpu_formula = formatted("P * max(4*total_gpus, 16) * f = P * %g * %g", multiplier, f);
   } else {
     row.gpu_bytes = py_int(2 * P + py_int(18 * P / total_gpus));
     row.cpu_bytes = py_int(P * 4 * gpus_per_node * f);
-    row.gpu_formula = fmt("2*P + int(18*P/total_gpus), total_gpus = %g (18 = 2 grad16 + 4 grad32 + 4 param32 + 8 Adam)",
+    row.gpu_formula = formatted("2*P + int(18*P/total_gpus), total_gpus = %g (18 = 2 grad16 + 4 grad32 + 4 param32 + 8 Adam)",
                           total_gpus);
-    row.cpu_formula = fmt("P * 4 * gpus_per_node * f = P * 4 * %g * %g (fp32 model built on CPU by each rank)",
+    row.cpu_formula = formatted("P * 4 * gpus_per_node * f = P * 4 * %g * %g (fp32 model built on CPU by each rank)",
                           gpus_per_node, f);
   }
   return row;
@@ -74,20 +68,20 @@ DeepSpeedEstimateRow deepspeed_zero3_row(double P, double L, int gpus_per_node, 
     row.gpu_bytes = py_int(largest_layer_memory);
     row.gpu_formula = "4*L (largest layer: 16-bit params + grads)";
     row.cpu_bytes = py_int(zero_init ? P * 18 * gpus_factor * f : P * std::max(4 * G, 18 * gpus_factor) * f);
-    row.cpu_formula = zero_init ? fmt("P * 18 / nodes * f (f = %g)", f)
-                                : fmt("P * max(4*gpus_per_node, 18/nodes) * f = P * %g * %g", std::max(4 * G, 18 * gpus_factor), f);
+    row.cpu_formula = zero_init ? formatted("P * 18 / nodes * f (f = %g)", f)
+                                : formatted("P * max(4*gpus_per_node, 18/nodes) * f = P * %g * %g", std::max(4 * G, 18 * gpus_factor), f);
   } else if (cpu_offload) {
     row.gpu_bytes = py_int(largest_layer_memory + py_int(2 * P / total_gpus));
-    row.gpu_formula = fmt("4*L + int(2*P/total_gpus), total_gpus = %g", total_gpus);
+    row.gpu_formula = formatted("4*L + int(2*P/total_gpus), total_gpus = %g", total_gpus);
     row.cpu_bytes = py_int(zero_init ? P * 16 * gpus_factor * f : P * std::max(4 * G, 16 * gpus_factor) * f);
-    row.cpu_formula = zero_init ? fmt("P * 16 / nodes * f (f = %g)", f)
-                                : fmt("P * max(4*gpus_per_node, 16/nodes) * f = P * %g * %g", std::max(4 * G, 16 * gpus_factor), f);
+    row.cpu_formula = zero_init ? formatted("P * 16 / nodes * f (f = %g)", f)
+                                : formatted("P * max(4*gpus_per_node, 16/nodes) * f = P * %g * %g", std::max(4 * G, 16 * gpus_factor), f);
   } else {
     row.gpu_bytes = py_int(largest_layer_memory + py_int(18 * P / total_gpus));
-    row.gpu_formula = fmt("4*L + int(18*P/total_gpus), total_gpus = %g", total_gpus);
+    row.gpu_formula = formatted("4*L + int(18*P/total_gpus), total_gpus = %g", total_gpus);
     row.cpu_bytes = py_int(zero_init ? L * 4 * G * f : P * 4 * G * f);
-    row.cpu_formula = zero_init ? fmt("L * 4 * gpus_per_node * f = L * 4 * %g * %g", G, f)
-                                : fmt("P * 4 * gpus_per_node * f = P * 4 * %g * %g", G, f);
+    row.cpu_formula = zero_init ? formatted("L * 4 * gpus_per_node * f = L * 4 * %g * %g", G, f)
+                                : formatted("P * 4 * gpus_per_node * f = P * 4 * %g * %g", G, f);
   }
   return row;
 }
@@ -118,7 +112,7 @@ std::string format_deepspeed_table(const std::vector<DeepSpeedEstimateRow>& rows
   out += ".\n  per CPU  |  per GPU |   Options\n";
   const double gib = 1073741824.0;
   for (const auto& row : rows)
-    out += fmt(" %7.2fGB | %6.2fGB | ", row.cpu_bytes / gib, row.gpu_bytes / gib) + row.options_label() + "\n";
+    out += formatted(" %7.2fGB | %6.2fGB | ", row.cpu_bytes / gib, row.gpu_bytes / gib) + row.options_label() + "\n";
   return out;
 }
 

@@ -14,15 +14,14 @@
 #include "sessions/net_address.hpp"
 #include "launcher/node_job.hpp"
 #include "sessions/run_secret.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
 
 using json = nlohmann::json;
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
 // Reads what `fd` has into `codec`, never holding more than `max_buffered` bytes (an unproven peer
 // gets a small buffer); false at end of stream. Throws ChannelError when the cap is reached.

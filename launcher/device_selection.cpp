@@ -14,7 +14,6 @@
 namespace shardscope::launcher {
 namespace {
 
-LaunchError usage(const std::string& message) { return LaunchError(LaunchError::Kind::kUsage, message); }
 LaunchError environment(const std::string& message) {
   return LaunchError(LaunchError::Kind::kEnvironment, message);
 }
@@ -24,7 +23,7 @@ std::vector<configs::NodeSpec> node_specs(const std::string& text, const std::st
   try {
     return configs::parse_node_specs(text, flag);
   } catch (const configs::NodeSelectionError& e) {
-    throw usage(e.what());
+    throw usage_error(e.what());
   }
 }
 
@@ -40,11 +39,11 @@ std::vector<int> named_slots(const std::vector<configs::NodeSpec>& specs, const 
   std::set<int> ids;
   for (const auto& spec : specs) {
     if (std::find(o.local_names.begin(), o.local_names.end(), spec.host) == o.local_names.end())
-      throw usage(local_only_message(flag, spec.host));
+      throw usage_error(local_only_message(flag, spec.host));
     if (spec.slots.empty()) *whole_host = true;
     for (int slot : spec.slots) {
       if (slot >= o.gpu_count)
-        throw usage(flag + ": No slot '" + std::to_string(slot) + "' specified on host '" + spec.host +
+        throw usage_error(flag + ": No slot '" + std::to_string(slot) + "' specified on host '" + spec.host +
                     "': this machine has " + std::to_string(o.gpu_count) + " GPU(s), ids " +
                     configs::format_slot_ids([&] {
                       std::vector<int> all(static_cast<std::size_t>(o.gpu_count));
@@ -93,17 +92,17 @@ std::string include_from_visible_devices(const DeviceSelectionOptions& o, std::v
 
 DeviceSelection select_local_devices(const DeviceSelectionOptions& o) {
   if (!o.include.empty() && !o.exclude.empty())
-    throw usage("--include and --exclude are mutually exclusive (as in DeepSpeed): give one of them");
-  if (o.num_gpus == 0 || o.num_gpus < -1) throw usage("--num_gpus must be a positive number of GPUs");
+    throw usage_error("--include and --exclude are mutually exclusive (as in DeepSpeed): give one of them");
+  if (o.num_gpus == 0 || o.num_gpus < -1) throw usage_error("--num_gpus must be a positive number of GPUs");
   if (o.num_gpus > 0 && (!o.include.empty() || !o.exclude.empty()))
-    throw usage("--num_gpus cannot be combined with --include/--exclude (DeepSpeed refuses it too): pick the GPUs "
+    throw usage_error("--num_gpus cannot be combined with --include/--exclude (DeepSpeed refuses it too): pick the GPUs "
                 "with one of them");
   // Syntax and host names first: a wrong flag is worth fixing before the machine's GPUs matter.
   for (const auto& [flag, text] : {std::pair<std::string, std::string>{"--include", o.include}, {"--exclude", o.exclude}})
     if (!text.empty())
       for (const auto& spec : node_specs(text, flag))
         if (std::find(o.local_names.begin(), o.local_names.end(), spec.host) == o.local_names.end())
-          throw usage(local_only_message(flag, spec.host));
+          throw usage_error(local_only_message(flag, spec.host));
   DeviceSelection selection;
   const std::string include = include_from_visible_devices(o, selection.notes);
   if (o.gpu_count <= 0) throw environment(no_gpu_message(o, "no GPU is visible on this machine (nvidia-smi lists none)"));
@@ -131,7 +130,7 @@ DeviceSelection select_local_devices(const DeviceSelectionOptions& o) {
     for (int id : removed) selection.device_ids.erase(std::remove(selection.device_ids.begin(), selection.device_ids.end(), id),
                                                       selection.device_ids.end());
     if (selection.device_ids.empty())
-      throw usage("--exclude " + o.exclude + " leaves no GPU to run on (this machine has ids " + configs::format_slot_ids(all) + ")");
+      throw usage_error("--exclude " + o.exclude + " leaves no GPU to run on (this machine has ids " + configs::format_slot_ids(all) + ")");
   }
   return selection;
 }

@@ -8,6 +8,8 @@
 #include "launcher/launch_error.hpp"
 #include "sessions/run_secret.hpp"
 
+extern char** environ;
+
 namespace shardscope::launcher {
 namespace {
 
@@ -43,6 +45,12 @@ bool is_file(const std::string& path) {
 }
 
 }  // namespace
+
+std::vector<std::string> process_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
 
 bool exported_by_prefix(const std::string& name) {
   if (name == sessions::kCollectorSecretVariable) return false;  // each run makes its own

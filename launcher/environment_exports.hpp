@@ -26,6 +26,9 @@ struct Exports {
   std::vector<std::string> notes;  ///< "deepspeed_env file = PATH", as DeepSpeed logs it
 };
 
+/// This process's environment as "K=V" entries (environ).
+std::vector<std::string> process_environment();
+
 /// Whether the launcher forwards `name` from its environment (DeepSpeed's prefixes and ours).
 bool exported_by_prefix(const std::string& name);
 

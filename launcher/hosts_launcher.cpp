@@ -20,8 +20,8 @@
 #include "launcher/launch_routing.hpp"
 #include "launcher/signal_routing.hpp"
 #include "sessions/build_info.hpp"
-
-extern char** environ;
+#include "sessions/wall_clock.hpp"
+#include "launcher/environment_exports.hpp"
 
 namespace shardscope::launcher {
 namespace {
@@ -31,15 +31,7 @@ using json = nlohmann::json;
 constexpr int kClockProbes = 5;
 constexpr auto kTransportExitWait = std::chrono::seconds(5);
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::vector<std::string> process_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-  return env;
-}
+using sessions::unix_now;
 
 std::string current_directory() {
   char path[PATH_MAX] = {};

@@ -12,6 +12,7 @@
 
 #include "launcher/hosts_launcher.hpp"
 #include "launcher/launch_session.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
@@ -26,9 +27,7 @@ constexpr auto kExitStatusWait = std::chrono::seconds(2);
 constexpr double kKillAfterGraceS = 5, kGiveUpAfterGraceS = 15;
 constexpr std::size_t kTransportTailLines = 20;
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
 bool failed(int wait_status) { return !(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0); }
 

@@ -6,15 +6,14 @@
 #include "launcher/hosts_launcher.hpp"
 #include "launcher/launch_session.hpp"
 #include "estimator/peak_flops.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
 
 using json = nlohmann::json;
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
 }  // namespace
 

@@ -6,13 +6,11 @@
 namespace shardscope::launcher {
 namespace {
 
-LaunchError usage(const std::string& message) { return LaunchError(LaunchError::Kind::kUsage, message); }
-
 std::vector<configs::SelectedNode> selected_nodes(const HostsRequest& r) {
   try {
     return configs::select_nodes(r.hostfile, r.selection);
   } catch (const configs::NodeSelectionError& e) {
-    throw usage(e.what());
+    throw usage_error(e.what());
   }
 }
 
@@ -26,9 +24,9 @@ HostsPlan plan_hosts(const HostsRequest& r, const ExportSources& environment) {
   HostsPlan plan;
   plan.train = scan_train_args(r.launch.train_args);
   check_train_args(plan.train);
-  if (r.launch.num_procs < 0) throw usage("--num_procs must be a positive number of CPU ranks per host");
+  if (r.launch.num_procs < 0) throw usage_error("--num_procs must be a positive number of CPU ranks per host");
   if (r.launch.num_procs > 0 && r.selection.num_gpus > 0)
-    throw usage("--num_procs starts CPU ranks on every host; it cannot be combined with --num_gpus");
+    throw usage_error("--num_procs starts CPU ranks on every host; it cannot be combined with --num_gpus");
   plan.cpu = r.launch.num_procs > 0 || cpu_device(plan.train);
   const auto selected = selected_nodes(r);
   for (const auto& node : selected) {

@@ -21,4 +21,7 @@ class LaunchError : public std::runtime_error {
   Kind kind_;
 };
 
+/// A LaunchError of kind kUsage (flags that contradict each other or do not parse).
+inline LaunchError usage_error(const std::string& message) { return LaunchError(LaunchError::Kind::kUsage, message); }
+
 }  // namespace shardscope::launcher

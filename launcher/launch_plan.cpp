@@ -6,21 +6,13 @@
 #include <algorithm>
 
 #include "launcher/device_selection.hpp"
+#include "launcher/environment_exports.hpp"
 #include "launcher/launch_error.hpp"
 #include "sessions/run_secret.hpp"
-
-extern char** environ;
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
-
-LaunchError usage(const std::string& message) { return LaunchError(LaunchError::Kind::kUsage, message); }
-
-std::vector<std::string> process_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-  return env;
-}
 
 bool has_key(const std::string& entry, const std::string& key) {
   return entry.size() > key.size() && entry.compare(0, key.size(), key) == 0 && entry[key.size()] == '=';
@@ -41,18 +33,14 @@ void set_env(std::vector<std::string>& env, const std::string& key, const std::s
   env.push_back(key + "=" + value);
 }
 
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
+using sessions::host_name;
 
 // Which devices the ranks use: GPU ids, or none for CPU ranks.
 std::vector<int> select_devices(const LaunchRequest& r, const std::vector<std::string>& env, LaunchPlan& plan) {
-  if (r.num_procs < 0) throw usage("--num_procs must be a positive number of CPU ranks");
+  if (r.num_procs < 0) throw usage_error("--num_procs must be a positive number of CPU ranks");
   if (r.num_procs > 0) {
     if (r.num_gpus != -1 || !r.include.empty() || !r.exclude.empty())
-      throw usage("--num_procs starts CPU ranks; it cannot be combined with --num_gpus, --include or --exclude");
+      throw usage_error("--num_procs starts CPU ranks; it cannot be combined with --num_gpus, --include or --exclude");
     plan.cpu = true;
     return {};
   }
@@ -109,10 +97,10 @@ std::vector<std::string> shared_rank_environment(std::vector<std::string> env, c
 
 void check_train_args(const TrainArgsView& train) {
   if (train.session)
-    throw usage("--session " + *train.session + " is among the train arguments; put it before `--` "
+    throw usage_error("--session " + *train.session + " is among the train arguments; put it before `--` "
                 "(shardscope launch --session FILE -- ...): the launcher records the session for every rank");
   if (train.collector)
-    throw usage("--collector is among the train arguments; the launcher hosts the collector and passes its "
+    throw usage_error("--collector is among the train arguments; the launcher hosts the collector and passes its "
                 "address to every rank itself: remove it, and give --session FILE to the launcher");
 }
 
@@ -158,7 +146,7 @@ LaunchPlan make_launch_plan(const LaunchRequest& r) {
   plan.train = scan_train_args(r.train_args);
   check_train_args(plan.train);
   if (r.master_port <= 0 || r.master_port > 65535)
-    throw usage("--master_port " + std::to_string(r.master_port) + " is not a TCP port (1-65535)");
+    throw usage_error("--master_port " + std::to_string(r.master_port) + " is not a TCP port (1-65535)");
   const std::vector<std::string> base = r.base_env ? *r.base_env : process_environment();
   plan.device_ids = select_devices(r, base, plan);
   const int world = plan.cpu ? r.num_procs : static_cast<int>(plan.device_ids.size());

@@ -9,23 +9,18 @@
 #include "launcher/launch_error.hpp"
 #include "sessions/net_address.hpp"
 #include "sessions/run_secret.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
 
-LaunchError usage(const std::string& message) { return LaunchError(LaunchError::Kind::kUsage, message); }
-
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
+using sessions::host_name;
 
 std::optional<configs::Hostfile> read_pool(const std::string& path) {
   try {
     return configs::read_hostfile(path);
   } catch (const configs::HostfileError& e) {
-    throw usage(e.what());
+    throw usage_error(e.what());
   }
 }
 
@@ -46,7 +41,7 @@ HostsRequest hosts_request(const LaunchFlags& f, configs::Hostfile pool) {
     try {
       r.secret = sessions::read_secret_file(*f.collector_secret_file);
     } catch (const std::exception& e) {
-      throw usage(std::string("--collector_secret_file: ") + e.what());
+      throw usage_error(std::string("--collector_secret_file: ") + e.what());
     }
   }
   r.agent_program = f.agent_program;
@@ -78,7 +73,7 @@ std::string no_ssh_master_address(const LaunchFlags& f, const HostsPlan& plan) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (::getaddrinfo(first.c_str(), nullptr, &hints, &found) != 0 || !found)
-    throw usage("Unable to detect suitable master address for node " + first + " (its name does not resolve here, "
+    throw usage_error("Unable to detect suitable master address for node " + first + " (its name does not resolve here, "
                 "and --no_ssh cannot ask it with `hostname -I`), please manually specify one via --master_addr");
   char text[NI_MAXHOST] = "";
   ::getnameinfo(found->ai_addr, found->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST);
@@ -90,7 +85,7 @@ std::string no_ssh_master_address(const LaunchFlags& f, const HostsPlan& plan) {
 RoutedLaunch route_this_node(const LaunchFlags& f, const HostsRequest& hosts) {
   const HostsPlan plan = plan_hosts(hosts, {{}, "", ""});
   if (f.node_rank < 0 || f.node_rank >= static_cast<int>(plan.nodes.size()))
-    throw usage("Launching training without ssh, but --node_rank is not set correctly. Give --node_rank R with 0 <= R < " +
+    throw usage_error("Launching training without ssh, but --node_rank is not set correctly. Give --node_rank R with 0 <= R < " +
                 std::to_string(plan.nodes.size()) + " (the hostfile selects " + std::to_string(plan.nodes.size()) +
                 " node(s)): the same command runs on every node, each with its own R");
   const PlannedNode& node = plan.nodes[static_cast<std::size_t>(f.node_rank)];
@@ -111,7 +106,7 @@ RoutedLaunch route_this_node(const LaunchFlags& f, const HostsRequest& hosts) {
     routed.local.collector_bind_host = f.collector_addr.empty() ? address_toward(master) : f.collector_addr;
   if (node.node_rank > 0 && hosts.secret) routed.local.join_collector = master + ":" + std::to_string(collector_port);
   if (node.node_rank > 0 && f.launch.session_db)
-    throw usage("--session belongs on node 0 only (it hosts the collector); on node " + std::to_string(node.node_rank) +
+    throw usage_error("--session belongs on node 0 only (it hosts the collector); on node " + std::to_string(node.node_rank) +
                 " give --collector_secret_file with the same file as node 0 so its ranks are recorded there");
   if (node.node_rank > 0 && !hosts.secret)
     routed.notes.push_back("this node's ranks are not recorded in a session: give every node the same "
@@ -139,10 +134,10 @@ RoutedLaunch route_launch(const LaunchFlags& f) {
   auto pool = read_pool(f.hostfile);
   if (!pool) {
     if (f.hostfile_given) routed.notes.push_back(configs::kNoHostfileWarning);
-    if (f.num_nodes > 1) throw usage("Num nodes is >1 but no extra nodes available via hostfile (" + f.hostfile +
+    if (f.num_nodes > 1) throw usage_error("Num nodes is >1 but no extra nodes available via hostfile (" + f.hostfile +
                                      " does not exist; give --hostfile FILE with one `HOST slots=N` line per node)");
     if (f.no_ssh && f.node_rank > 0)
-      throw usage("Launching training without ssh, but --node_rank is not set correctly. Without a hostfile there is "
+      throw usage_error("Launching training without ssh, but --node_rank is not set correctly. Without a hostfile there is "
                   "one node (--node_rank 0); give every node the same --hostfile");
     routed.local = f.launch;
     return routed;

@@ -16,13 +16,12 @@
 #include "launcher/launch_session.hpp"
 #include "launcher/port_check.hpp"
 #include "sessions/build_info.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
 std::string file_stem(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -32,11 +31,7 @@ std::string file_stem(const std::string& path) {
   return name;
 }
 
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
+using sessions::host_name;
 
 sessions::RunStart make_run_start(const LaunchRequest& request, const LaunchPlan& plan, const std::string& config_json,
                                   const sessions::EnvironmentReport& environment,

@@ -22,6 +22,7 @@
 #include "sessions/event_sink.hpp"
 #include "sessions/tcp_connect.hpp"
 #include "sessions/run_secret.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
@@ -31,15 +32,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kJobTimeoutMs = 60000;  // the launcher sends the job right after the hello
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
+using sessions::host_name;
 
 json hello_message() {
   json hello = message_of("hello");

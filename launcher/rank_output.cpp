@@ -12,13 +12,12 @@
 #include <utility>
 
 #include "launcher/launch_error.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
 LaunchError log_error(const std::string& what, int error) {
   return LaunchError(LaunchError::Kind::kEnvironment, "--enable_each_rank_log: " + what + ": " + std::strerror(error));

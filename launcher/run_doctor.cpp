@@ -6,13 +6,12 @@
 
 #include "launcher/launch_error.hpp"
 #include "launcher/launch_session.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::launcher {
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
 diagnosis::HangWatchOptions hang_options(const DoctorOptions& o) {
   diagnosis::HangWatchOptions h;

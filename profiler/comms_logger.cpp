@@ -10,7 +10,7 @@
 namespace shardscope::profiler {
 namespace {
 
-std::string fixed(double value, int decimals) {
+std::string decimal_text(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
   return buffer;
@@ -63,8 +63,8 @@ std::string CommsLogger::record(const std::string& op, std::uint64_t message_byt
   samples.algbw.push_back(bw.algbw_gbps);
   samples.busbw.push_back(bw.busbw_gbps);
   if (!options_.verbose) return "";
-  return "comm op: " + name + " | time (ms): " + fixed(latency_ms, 2) + " | msg size: " + convert_size(message_bytes) +
-         " | algbw (Gbps): " + fixed(bw.algbw_gbps, 2) + " | busbw (Gbps): " + fixed(bw.busbw_gbps, 2);
+  return "comm op: " + name + " | time (ms): " + decimal_text(latency_ms, 2) + " | msg size: " + convert_size(message_bytes) +
+         " | algbw (Gbps): " + decimal_text(bw.algbw_gbps, 2) + " | busbw (Gbps): " + decimal_text(bw.busbw_gbps, 2);
 }
 
 std::vector<CommOpSummary> CommsLogger::summary() const {
@@ -89,8 +89,8 @@ std::string CommsLogger::format_summary() const {
     out << op.name << "\n";
     for (const auto& s : op.sizes)
       out << column("") << column(convert_size(s.message_bytes)) << column(std::to_string(s.count))
-          << column(fixed(s.total_latency_ms, 2)) << column(fixed(s.avg_latency_ms, 2))
-          << column(fixed(s.algbw_gbps, 2)) << column(fixed(s.busbw_gbps, 2)) << "\n";
+          << column(decimal_text(s.total_latency_ms, 2)) << column(decimal_text(s.avg_latency_ms, 2))
+          << column(decimal_text(s.algbw_gbps, 2)) << column(decimal_text(s.busbw_gbps, 2)) << "\n";
   }
   return out.str();
 }

@@ -87,8 +87,6 @@ double median_of(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-constexpr double kNsPerMs = 1e6;
-
 }  // namespace
 
 bool is_communication_kernel(const std::string& name) { return sessions::is_nccl_kernel_name(name); }

@@ -16,8 +16,6 @@ namespace {
 using sessions::IntervalSet;
 using sessions::NvtxRange;
 
-constexpr double kNsPerMs = 1e6;
-
 // One thread's operators by start, an enclosing operator before those it encloses.
 using ThreadOps = std::vector<const NvtxRange*>;
 

@@ -12,6 +12,9 @@
 
 namespace shardscope::profiler {
 
+/// CUPTI and NVTX times are nanoseconds; the analyses report milliseconds.
+inline constexpr double kNsPerMs = 1e6;
+
 /// How the top operators are ranked: self time (less the operators each one called, PyTorch's
 /// self CPU time) or total time (inclusive).
 enum class OperatorOrder { kSelf, kTotal };

@@ -10,6 +10,7 @@
 #include "sessions/errors.hpp"
 #include "sessions/run_secret.hpp"
 #include "sessions/sha256.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -17,9 +18,6 @@ namespace {
 constexpr std::string_view kHelloLabel{"shardscope collector hello v3\0", 30};
 constexpr std::string_view kWelcomeLabel{"shardscope collector welcome v3\0", 32};
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 template <typename Bytes>
 void update(HmacSha256& mac, const Bytes& bytes) {

@@ -19,6 +19,7 @@
 #include "sessions/collector_impl.hpp"
 #include "sessions/errors.hpp"
 #include "sessions/run_secret.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -82,9 +83,6 @@ std::string peer_name(const sockaddr_storage& address) {
   return std::string(host) + ":" + port;
 }
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Keepalive probes find half-open connections (a rank's host lost power or its link), which a
 // silent socket would otherwise keep forever.

@@ -12,13 +12,11 @@
 #include "sessions/errors.hpp"
 #include "sessions/profile_reader.hpp"
 #include "sessions/session_reader.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::sessions {
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // The ranks of a simulated world, eight to a node as on an 8-GPU machine.
 std::vector<RankInfo> simulated_ranks(int world_size) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sessions/sqlite_db.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::sessions {
 namespace {
@@ -32,11 +33,6 @@ std::string start_ticks(std::int64_t pid) {
   return "";
 }
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  return name;
-}
 
 }  // namespace
 

@@ -62,7 +62,7 @@ std::vector<bool> parse_switch(const std::string& flag, const std::string& text)
   throw UsageError("--" + flag + " '" + text + "' is not on, off or both");
 }
 
-ArgParser make_parser() {
+ArgParser bench_parser() {
   ArgParser parser("bench io",
                    "Measures O_DIRECT write and read GB/s of the aio layer in DIR over a sweep of block size,\n"
                    "queue depth and threads (DeepSpeed's ds_io / ds_nvme_tune), runs fio on the same folder with\n"
@@ -154,7 +154,7 @@ void check_backends(const aio::IoBenchOptions& o) {
 }
 
 int run_bench_io(const CommandArgs& args) {
-  const ArgParser parser = make_parser();
+  const ArgParser parser = bench_parser();
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) {
     std::cout << parser.help_text();

@@ -13,15 +13,14 @@
 #include "sessions/build_info.hpp"
 #include "sessions/event_sink.hpp"
 #include "sessions/host_probe.hpp"
+#include "sessions/wall_clock.hpp"
 
 namespace shardscope::app {
 namespace {
 
 using Json = nlohmann::json;
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
 std::string block_text(std::int64_t bytes) {
   char text[32];

@@ -20,7 +20,7 @@ namespace {
 
 namespace est = shardscope::estimator;
 
-ArgParser make_parser() {
+ArgParser estimate_parser() {
   ArgParser p("estimate",
               "Estimates memory per GPU and per node for ZeRO stages 0-3 with and without offload:\n"
               "model states (params, gradients, master weights, optimizer states), buffers, activations,\n"
@@ -210,7 +210,7 @@ int run(const ParsedArgs& a) {
 }  // namespace
 
 int run_estimate_command(const CommandArgs& args) {
-  const ArgParser parser = make_parser();
+  const ArgParser parser = estimate_parser();
   const ParsedArgs parsed = parser.parse(args);
   if (parsed.help) {
     std::cout << parser.help_text();

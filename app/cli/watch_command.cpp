@@ -37,6 +37,7 @@
 #include "sessions/import/run_follower.hpp"
 #include "sessions/import/trainer_log.hpp"
 #include "sessions/import/watch_plan.hpp"
+#include "sessions/wall_clock.hpp"
 
 extern char** environ;
 
@@ -101,10 +102,7 @@ std::vector<std::string> current_environment() {
   return env;
 }
 
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
-}
+using sessions::host_name;
 
 struct WatchContext {
   ParsedArgs parsed;
@@ -215,9 +213,7 @@ class ObservedSink final : public EventSink {
   diagnosis::NumericsWatch& numerics_;
 };
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using sessions::unix_now;
 
 // The doctor's findings, as they come: on the terminal beside the command's output, and stored.
 void report_finding(const Finding& f, EventSink& sink) {

@@ -33,6 +33,11 @@ if(SHARDSCOPE_HAS_GUI)
   add_dependencies(shardscope_main shardscope-gui)
 endif()
 
+# shardscope_headless: what scripts/run.sh builds where no display is (the headless demo needs the
+# CLI and its engine module; the GUI and the man pages wait for scripts/test.sh or a display).
+add_custom_target(shardscope_headless)
+add_dependencies(shardscope_headless shardscope shardscope_engine_commands)
+
 # RUNPATHs relative to the files, so the prefix can move (a DESTDIR, a .deb unpacked anywhere).
 set_target_properties(shardscope PROPERTIES INSTALL_RPATH "$ORIGIN/../${SHARDSCOPE_INSTALL_MODULE_DIR}")
 set_target_properties(shardscope_engine_commands PROPERTIES INSTALL_RPATH "$ORIGIN")

@@ -5,6 +5,11 @@ set(SHARDSCOPE_AIO "AUTO" CACHE STRING "libaio / io_uring backends for NVMe offl
 # AUTO: the tests are built when GoogleTest is installed (scripts/install_test_deps.sh installs it);
 # scripts/run.sh needs none of it, scripts/test.sh configures with ON.
 set(SHARDSCOPE_BUILD_TESTS "AUTO" CACHE STRING "Build the ctest suite (ON, OFF, AUTO)")
+# Unity builds: each library compiles its sources in batches of 8 per translation unit, so the
+# headers every file includes (nlohmann/json, Qt, LibTorch's precompiled header) are parsed and
+# their templates instantiated once per batch, not once per file (docs/build.md, "Unity builds").
+# Off suits editing one file over and over (a change recompiles its batch).
+option(SHARDSCOPE_UNITY_BUILD "Compile each library's sources in unity batches" ON)
 option(SHARDSCOPE_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)
 # A separate build directory configured with clang: the libFuzzer targets of tests/fuzz/ over the
 # LibTorch-free libraries, with AddressSanitizer + UndefinedBehaviorSanitizer (scripts/fuzz.sh).

@@ -13,16 +13,6 @@ namespace {
 
 namespace ss = shardscope::sessions;
 
-RowTone tone_of(ss::Verdict v) {
-  switch (v) {
-    case ss::Verdict::kRegression: return RowTone::kRegression;
-    case ss::Verdict::kImprovement: return RowTone::kImprovement;
-    case ss::Verdict::kWithinThreshold: return RowTone::kWithinThreshold;
-    case ss::Verdict::kWithinNoise: break;
-  }
-  return RowTone::kWithinNoise;
-}
-
 // One graph of points with error bars (along x for the forest plot, along y for the trend).
 QCPGraph* add_points(QCustomPlot* plot, const QColor& color, QCPErrorBars::ErrorType direction) {
   QCPGraph* g = plot->addGraph();
@@ -71,7 +61,7 @@ void draw_verdict_intervals(QCustomPlot* plot, const ss::RegressionReport& repor
   for (int i = 0; i < n; ++i) {
     const auto& m = metrics[static_cast<std::size_t>(i)];
     const double y = n - 1 - i;  // the first metric on top, as in the table
-    const RowTone tone = tone_of(m.verdict);
+    const RowTone tone = verdict_tone(m.verdict);
     QCPGraph* g = add_points(plot, tone_color(tone), QCPErrorBars::etKeyError);
     g->addData(100 * m.change.estimate, y);
     bars_of(plot, g)->addData(100 * (m.change.estimate - m.change.low), 100 * (m.change.high - m.change.estimate));

@@ -25,16 +25,6 @@ std::string fixed(double v, int digits) {
 
 std::string interval_text(const ss::Interval& i) { return "[" + signed_percent(i.low) + ", " + signed_percent(i.high) + "]"; }
 
-RowTone tone_of(ss::Verdict v) {
-  switch (v) {
-    case ss::Verdict::kRegression: return RowTone::kRegression;
-    case ss::Verdict::kImprovement: return RowTone::kImprovement;
-    case ss::Verdict::kWithinThreshold: return RowTone::kWithinThreshold;
-    case ss::Verdict::kWithinNoise: return RowTone::kWithinNoise;
-  }
-  return RowTone::kPlain;
-}
-
 TableCell text(std::string s) { return {ss::escape_control_characters(s), std::nullopt}; }
 TableCell number(std::string s, double v) { return {std::move(s), v}; }
 
@@ -70,7 +60,7 @@ TextTable metric_table(const ss::RegressionReport& r) {
                        number(verdict_value_text(m.candidate, m.unit), m.candidate),
                        number(signed_percent(m.change.estimate), m.change.estimate), number(interval_text(m.change), m.change.low),
                        number(threshold, m.threshold), text(verdict_text(m.verdict, m.gating))},
-                      tone_of(m.verdict), metric_tooltip(m)});
+                      verdict_tone(m.verdict), metric_tooltip(m)});
   }
   return t;
 }
@@ -163,7 +153,7 @@ TextTable trend_table(const ss::TrendReport& r) {
                   number("[" + verdict_value_text(g.value.low, r.unit) + ", " + verdict_value_text(g.value.high, r.unit) + "]", g.value.low),
                   p ? number(signed_percent(p->change.estimate), p->change.estimate) : text("-"),
                   p ? number(interval_text(p->change), p->change.low) : text("-"), text(p ? verdict_text(p->verdict, true) : "-")},
-                 p ? tone_of(p->verdict) : RowTone::kPlain, ""};
+                 p ? verdict_tone(p->verdict) : RowTone::kPlain, ""};
     std::string sessions;
     for (auto id : g.session_ids) sessions += (sessions.empty() ? "sessions #" : ", #") + std::to_string(id);
     row.tooltip = sessions;
@@ -305,6 +295,16 @@ std::vector<std::string> trend_metric_choices(const ss::RegressionReport* report
   for (const auto& m : report->metrics)
     if (m.metric.rfind("phase:", 0) == 0 || m.metric.rfind("comm:", 0) == 0) out.push_back(m.metric);
   return out;
+}
+
+RowTone verdict_tone(ss::Verdict v) {
+  switch (v) {
+    case ss::Verdict::kRegression: return RowTone::kRegression;
+    case ss::Verdict::kImprovement: return RowTone::kImprovement;
+    case ss::Verdict::kWithinThreshold: return RowTone::kWithinThreshold;
+    case ss::Verdict::kWithinNoise: return RowTone::kWithinNoise;
+  }
+  return RowTone::kPlain;
 }
 
 }  // namespace shardscope::gui

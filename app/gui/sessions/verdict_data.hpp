@@ -20,6 +20,9 @@ namespace shardscope::gui {
 /// How a row reads at a glance: its verdict, or a default that flipped between DeepSpeed releases.
 enum class RowTone { kPlain, kRegression, kImprovement, kWithinThreshold, kWithinNoise, kDefaultFlip };
 
+/// The tone of a check's verdict, in the table and the charts alike.
+RowTone verdict_tone(sessions::Verdict verdict);
+
 struct TableCell {
   std::string text;
   std::optional<double> value;  ///< the number behind the text (sorting, tests); unset for text
