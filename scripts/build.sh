@@ -2,8 +2,8 @@
 # Configures and builds ShardScope into build/ (Release, Ninja, ccache). With --main, only what the
 # main job runs (the `shardscope_main` target: the CLI, its engine module, the GUI, the man page);
 # with --headless, only what the headless demo runs (`shardscope_headless`: the CLI and its engine
-# module); without either, everything configured (the tests too, once GoogleTest is installed). Other arguments
-# go to CMake's configure step, e.g. scripts/build.sh -DSHARDSCOPE_GUI=OFF.
+# module); without either, everything configured (the tests too, once GoogleTest is installed).
+# Other arguments go to CMake's configure step, e.g. scripts/build.sh -DSHARDSCOPE_GUI=OFF.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${SHARDSCOPE_BUILD_DIR:-build}"
