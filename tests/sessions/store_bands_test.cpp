@@ -78,6 +78,14 @@ std::vector<std::vector<Event>> commits_of(int ranks, unsigned seed) {
   return out;
 }
 
+// A session "uid" of `ranks` ranks written through the store writer, commit by commit (commits_of).
+void write_session(const std::string& path, int ranks, unsigned seed) {
+  Store store = Store::open_or_create(path);
+  StoreWriter writer(store);
+  writer.write("uid", {testing::sample_run_start("bands", ranks, "{}")});
+  for (const auto& commit : commits_of(ranks, seed)) writer.write("uid", commit);
+}
+
 void expect_same_bands(const std::vector<std::vector<RankBand>>& a, const std::vector<std::vector<RankBand>>& b,
                        const std::string& where) {
   ASSERT_EQ(a.size(), b.size()) << where;
@@ -181,12 +189,7 @@ INSTANTIATE_TEST_SUITE_P(OddAndEvenRanks, StoreBands, ::testing::Values(1, 7, 12
 
 TEST(StoreBandsReader, AMissingOrStaleBandIsReadFromTheRowsAndAFreshOneIsTrusted) {
   const auto path = temp_path("store_bands_stale");
-  {
-    Store store = Store::open_or_create(path);
-    StoreWriter writer(store);
-    writer.write("uid", {testing::sample_run_start("bands", 8, "{}")});
-    for (const auto& commit : commits_of(8, 7)) writer.write("uid", commit);
-  }
+  write_session(path, 8, 7);
   Store store = Store::open(path);
   const std::int64_t id = find_session(store, "uid");
   const auto from_rows = bands_of(store, id, BandSource::kRows);
@@ -206,12 +209,7 @@ TEST(StoreBandsReader, AMissingOrStaleBandIsReadFromTheRowsAndAFreshOneIsTrusted
 
 TEST(StoreBandsReader, ASchema11FileIsReadFromItsRowsReadOnlyAndUpgradedOnce) {
   const auto path = temp_path("store_bands_11");
-  {
-    Store store = Store::open_or_create(path);
-    StoreWriter writer(store);
-    writer.write("uid", {testing::sample_run_start("bands", 7, "{}")});
-    for (const auto& commit : commits_of(7, 11)) writer.write("uid", commit);
-  }
+  write_session(path, 7, 11);
   std::vector<std::string> written;
   {
     SqliteDb db(path, false, false);  // back to schema 11, as an older build left the file
