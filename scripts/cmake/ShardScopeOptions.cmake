@@ -26,6 +26,12 @@ endif()
 function(shardscope_target_warnings target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
+  # In a unity batch GCC sees a file's `Impl` holding a type of the file's anonymous namespace as
+  # if it were declared in a header (-Wsubobject-linkage); each file is still its own unit by design.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE
+      $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:$<TARGET_PROPERTY:UNITY_BUILD>>>:-Wno-subobject-linkage>)
+  endif()
   if(SHARDSCOPE_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()
