@@ -95,7 +95,7 @@ std::string python_float_repr(double value) {
   if (exponent < -4 || exponent >= 16) {
     out += digits.substr(0, 1);
     if (n > 1) out += "." + digits.substr(1);
-    char e[8];
+    char e[16];  // room for any int exponent, so GCC's range analysis sees no truncation
     std::snprintf(e, sizeof e, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return out + e;
   }

@@ -152,11 +152,16 @@ EnvironmentReport report_from_json(const json& j) {
                                 j.at("schema").get<std::string>() + "' (expected shardscope.report/1)");
   EnvironmentReport r;
   const json& v = require(j, "versions");
-  r.versions = {get_as<std::string>(v, "shardscope"), get_as<std::string>(v, "git_hash"),
-                get_as<std::string>(v, "libtorch"),   get_as<std::string>(v, "torch_cuda"),
-                get_as<std::string>(v, "cuda_runtime"), get_as<std::string>(v, "cuda_driver"),
-                get_as<std::string>(v, "cudnn"),      get_as<std::string>(v, "nccl"),
-                get_as<std::string>(v, "qt"),         get_as<std::string>(v, "compiler")};
+  r.versions.shardscope = get_as<std::string>(v, "shardscope");
+  r.versions.git_hash = get_as<std::string>(v, "git_hash");
+  r.versions.libtorch = get_as<std::string>(v, "libtorch");
+  r.versions.torch_cuda = get_as<std::string>(v, "torch_cuda");
+  r.versions.cuda_runtime = get_as<std::string>(v, "cuda_runtime");
+  r.versions.cuda_driver = get_as<std::string>(v, "cuda_driver");
+  r.versions.cudnn = get_as<std::string>(v, "cudnn");
+  r.versions.nccl = get_as<std::string>(v, "nccl");
+  r.versions.qt = get_as<std::string>(v, "qt");
+  r.versions.compiler = get_as<std::string>(v, "compiler");
   if (v.contains("deepspeed")) r.versions.deepspeed = get_as<std::string>(v, "deepspeed");  // runs of DeepSpeed only
   if (v.contains("transformers")) r.versions.transformers = get_as<std::string>(v, "transformers");
   if (v.contains("accelerate")) r.versions.accelerate = get_as<std::string>(v, "accelerate");

@@ -227,7 +227,9 @@ launcher::SupervisorResult run_followed(const WatchContext& w, DeepSpeedRunFollo
                                         WatchDoctor& doctor) {
   launcher::SupervisorOptions options;
   launcher::RankSpec spec;
-  spec.command = {w.program, w.plan.command, current_environment()};
+  spec.command.program = w.program;
+  spec.command.argv = w.plan.command;
+  spec.command.env = current_environment();
   options.ranks = {spec};
   options.out = &std::cout;
   options.err = &std::cerr;
