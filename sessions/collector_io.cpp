@@ -8,10 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -58,6 +61,53 @@ std::size_t record_footprint(std::uint8_t type) {
 // Bytes charged to a frame of `length` payload bytes and this type while it waits for the writer.
 std::size_t frame_share(std::size_t length, std::uint8_t type) {
   return 2 * (4 + length) + kFrameFootprintBytes + record_footprint(type) * max_records_in_frame(type, length);
+}
+
+// What a queued event holds once decoded, counted as glibc allocates it (8 bytes of header, 16-byte
+// granules, 32 at least): its element of the chunk, and the heap behind its strings and vectors.
+// The frame's share (above) is reserved before it is read, as the most it can cost; the chunk is
+// then charged this, which for the frames a step sends is a half to two thirds of that bound (most
+// of their strings fit in std::string's own 15 bytes), so the same cap queues more records for
+// one transaction (docs/benchmarks.md, "shardscope-load", 2026-12-08). Boxed kinds keep the share.
+std::size_t allocation_bytes(std::size_t n) { return std::max<std::size_t>(32, (n + 8 + 15) & ~std::size_t{15}); }
+std::size_t heap_bytes(const std::string& s) {
+  return s.capacity() > 15 ? allocation_bytes(s.capacity() + 1) : 0;  // libstdc++'s short-string buffer
+}
+template <class T>
+std::size_t vector_heap_bytes(const std::vector<T>& v) {
+  return v.capacity() ? allocation_bytes(v.capacity() * sizeof(T)) : 0;
+}
+std::size_t heap_bytes(const StepMetrics&) { return 0; }
+std::size_t heap_bytes(const CommRecord& e) { return heap_bytes(e.op); }
+std::size_t heap_bytes(const LogLine& e) { return heap_bytes(e.text); }
+std::size_t heap_bytes(const CollectiveMark& e) {
+  return heap_bytes(e.group) + vector_heap_bytes(e.group_ranks) + heap_bytes(e.op) + heap_bytes(e.dtype) +
+         heap_bytes(e.phase) + heap_bytes(e.tag);
+}
+std::size_t heap_bytes(const TimerBreakdown& e) {
+  std::size_t n = vector_heap_bytes(e.timers);
+  for (const auto& t : e.timers) n += heap_bytes(t.name);
+  return n;
+}
+std::size_t heap_bytes(const ActivityBatch& e) {
+  std::size_t n = vector_heap_bytes(e.records);
+  for (const auto& a : e.records) n += heap_bytes(a.name);
+  return n;
+}
+std::size_t heap_bytes(const NvtxBatch& e) {
+  std::size_t n = vector_heap_bytes(e.ranges);
+  for (const auto& r : e.ranges) n += heap_bytes(r.name) + heap_bytes(r.domain) + heap_bytes(r.shapes);
+  return n;
+}
+
+// The memory `event` holds in a chunk; `share` (the frame's bound) for the boxed kinds.
+std::size_t queued_bytes(const QueuedEvent& event, std::size_t share) {
+  return std::visit(
+      [&](const auto& e) -> std::size_t {
+        if constexpr (std::is_same_v<std::decay_t<decltype(e)>, std::unique_ptr<const Event>>) return share;
+        else return kFrameFootprintBytes + heap_bytes(e);
+      },
+      event);
 }
 
 constexpr std::size_t kReadChunk = 64u << 10;
@@ -429,9 +479,12 @@ Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, Co
     if (options.observe) options.observe(*event);
     const std::size_t records = event_record_count(*event);
     chunk.records += records;
-    chunk.bytes += frame_share(header.length, header.type);
     c.records += records;
     chunk.events.push_back(queued_event(std::move(*event)));
+    const std::size_t share = frame_share(header.length, header.type);
+    const std::size_t held = queued_bytes(chunk.events.back(), share);
+    assert(held <= share && "a frame's share must bound what it decodes to");
+    chunk.bytes += held;
   };
   std::size_t turn_total = 0;
   try {
