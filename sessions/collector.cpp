@@ -100,10 +100,10 @@ void Collector::Impl::listen_on() {
                                                  " (pick another port, or 0 for any free one)");
 }
 
-void Collector::Impl::write_with_retry(const std::vector<const SessionEvent*>& batch) {
+void Collector::Impl::write_with_retry(const std::vector<const QueuedEvent*>& batch) {
   for (int attempt = 1;; ++attempt) {
     try {
-      writer->write(batch);
+      writer->write(*session_uid, batch);
       return;
     } catch (const SessionsError& e) {
       {
@@ -162,12 +162,12 @@ void Collector::Impl::stop_checkpointer() {
 }
 
 void Collector::Impl::writer_loop() {
-  // The batch points into the chunks it takes: moving each 930-byte SessionEvent into one vector
-  // was about 5 % of the process's time at 1,024 ranks. `taken` is a deque because growing it
+  // The batch points into the chunks it takes: moving each event into one vector was about 5 % of
+  // the process's time at 1,024 ranks. `taken` is a deque because growing it
   // never relocates a chunk (a vector would copy them, moving a std::deque may throw, and the
   // batch's pointers would dangle).
   std::deque<CollectorChunk> taken;
-  std::vector<const SessionEvent*> batch;
+  std::vector<const QueuedEvent*> batch;
   while (true) {
     std::size_t bytes = 0, records = 0;
     taken.clear();

@@ -34,7 +34,7 @@ struct CollectorOptions {
   std::string bind_host = "127.0.0.1";       ///< the address the run uses (a multi-host run: this host's)
   int port = 0;                              ///< 0 = pick a free port (see Collector::port())
   std::size_t max_queue_bytes = 64u << 20;   ///< events decoded or being assembled, in accounted bytes
-  std::size_t max_batch_records = 50000;     ///< records per transaction at most
+  std::size_t max_batch_records = 250000;    ///< records per transaction at most
   std::size_t max_connections = 4096;        ///< beyond this, new connections wait in the listen backlog
   /// Connections not yet proven, at once. Past it a new connection sheds the oldest unproven one
   /// (a rank answers its challenge in milliseconds; an idle or slow-loris peer is the oldest), or,

@@ -46,11 +46,11 @@ struct CollectorConnection {
 
 /// A group of decoded events queued for the writer, with the budget they hold.
 struct CollectorChunk {
-  // A deque, not a vector: each ~930-byte SessionEvent is its own allocation (libstdc++ puts one
-  // element this large in a node), so a chunk holds no doubling slack that the budget's per-event
-  // charge (collector_io.cpp, frame_share) would not cover, growing it never moves an event, and
-  // the writer's batch can point at the events where they are.
-  std::deque<SessionEvent> events;
+  // A deque, not a vector: a chunk holds no doubling slack that the budget's per-event charge
+  // (collector_io.cpp, frame_share) would not cover, growing it never moves an event, and the
+  // writer's batch can point at the events where they are. QueuedEvent, not SessionEvent: about
+  // 250 bytes an event instead of 990, so the cap holds 2.5 times the records of one transaction.
+  std::deque<QueuedEvent> events;
   std::size_t bytes = 0;
   std::size_t records = 0;
 };
@@ -97,7 +97,7 @@ struct Collector::Impl {
   // collector.cpp
   void listen_on();
   void writer_loop();
-  void write_with_retry(const std::vector<const SessionEvent*>& batch);
+  void write_with_retry(const std::vector<const QueuedEvent*>& batch);
   void checkpoint_loop();
   /// After a commit: asks the checkpointer for a copy, and waits for it when the WAL is too long.
   void checkpoint_after_commit();

@@ -8,10 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -25,22 +28,23 @@ namespace shardscope::sessions {
 namespace {
 
 // What a decoded frame costs in memory, bounded from its header alone: every queued event is a
-// SessionEvent (the Event variant is as large as its largest alternative, RunStart: about 930
-// bytes even for a 40-byte CommRecord), its strings copy at most its wire bytes (each with an
-// allocation header), and each record of a batch is at most an ActivityRecord with its name's
-// allocation. Issue 35 found the old bound (wire bytes + 96 per record) 4-6x below the real
-// footprint of small frames: a "64 MiB" queue held 400-550 MB.
-constexpr std::size_t kFrameFootprintBytes = sizeof(SessionEvent) + 64;
+// QueuedEvent (store_writer.hpp: the kinds a step sends in place, about 250 bytes), and the rare
+// kinds it boxes an Event besides (as large as its largest alternative, RunStart: 976 bytes); its
+// strings copy at most its wire bytes (each with an allocation header), and each record of a batch
+// is at most an ActivityRecord with its name's allocation. Issue 35 found the old bound (wire bytes
+// + 96 per record) 4-6x below the real footprint of small frames: a "64 MiB" queue held 400-550 MB.
+constexpr std::size_t kFrameFootprintBytes = sizeof(QueuedEvent) + 64;
+constexpr std::size_t kBoxedEventBytes = sizeof(Event) + 64;
 constexpr std::size_t kRecordFootprintBytes = sizeof(ActivityRecord) + 64;  // the largest record
 constexpr std::size_t kMinFrameBytes = 5;  // length and type: no frame is shorter
 
 // A record of a batch frame is an element of its vector (its strings' allocations are in the
 // wire term); the frames a step sends one per record (step, collective, mark, log line) decode to
-// the SessionEvent alone, whose strings and group list copy at most their wire bytes. Charging
+// the QueuedEvent alone, whose strings and group list copy at most their wire bytes. Charging
 // every frame an ActivityRecord besides (the old bound) made a 5-timer frame cost 2 KB more than
 // it holds and a mark 264 bytes more, so a 64 MiB queue took fewer records than it can hold and
 // a 1,024-rank flood committed more often (docs/benchmarks.md, issue 35). Rarer frames (run
-// start, host report, run end: vectors of ranks) keep the old, larger term.
+// start, host report, run end: vectors of ranks) are boxed and keep the old, larger term.
 std::size_t record_footprint(std::uint8_t type) {
   switch (static_cast<FrameType>(type)) {
     case FrameType::kActivityBatch: return sizeof(ActivityRecord) + 64;
@@ -49,24 +53,72 @@ std::size_t record_footprint(std::uint8_t type) {
     case FrameType::kStepMetrics:
     case FrameType::kCommRecord:
     case FrameType::kCollectiveMark:
-    case FrameType::kLogLine:
-    case FrameType::kSeriesPoint: return 0;
-    default: return kRecordFootprintBytes;
+    case FrameType::kLogLine: return 0;
+    default: return kBoxedEventBytes + kRecordFootprintBytes;
   }
 }
 
+// Bytes charged to a frame of `length` payload bytes and this type while it waits for the writer.
 std::size_t frame_share(std::size_t length, std::uint8_t type) {
   return 2 * (4 + length) + kFrameFootprintBytes + record_footprint(type) * max_records_in_frame(type, length);
+}
+
+// What a queued event holds once decoded, counted as glibc allocates it (8 bytes of header, 16-byte
+// granules, 32 at least): its element of the chunk, and the heap behind its strings and vectors.
+// The frame's share (above) is reserved before it is read, as the most it can cost; the chunk is
+// then charged this, which for the frames a step sends is a half to two thirds of that bound (most
+// of their strings fit in std::string's own 15 bytes), so the same cap queues more records for
+// one transaction (docs/benchmarks.md, "shardscope-load", 2026-12-08). Boxed kinds keep the share.
+std::size_t allocation_bytes(std::size_t n) { return std::max<std::size_t>(32, (n + 8 + 15) & ~std::size_t{15}); }
+std::size_t heap_bytes(const std::string& s) {
+  return s.capacity() > 15 ? allocation_bytes(s.capacity() + 1) : 0;  // libstdc++'s short-string buffer
+}
+template <class T>
+std::size_t vector_heap_bytes(const std::vector<T>& v) {
+  return v.capacity() ? allocation_bytes(v.capacity() * sizeof(T)) : 0;
+}
+std::size_t heap_bytes(const StepMetrics&) { return 0; }
+std::size_t heap_bytes(const CommRecord& e) { return heap_bytes(e.op); }
+std::size_t heap_bytes(const LogLine& e) { return heap_bytes(e.text); }
+std::size_t heap_bytes(const CollectiveMark& e) {
+  return heap_bytes(e.group) + vector_heap_bytes(e.group_ranks) + heap_bytes(e.op) + heap_bytes(e.dtype) +
+         heap_bytes(e.phase) + heap_bytes(e.tag);
+}
+std::size_t heap_bytes(const TimerBreakdown& e) {
+  std::size_t n = vector_heap_bytes(e.timers);
+  for (const auto& t : e.timers) n += heap_bytes(t.name);
+  return n;
+}
+std::size_t heap_bytes(const ActivityBatch& e) {
+  std::size_t n = vector_heap_bytes(e.records);
+  for (const auto& a : e.records) n += heap_bytes(a.name);
+  return n;
+}
+std::size_t heap_bytes(const NvtxBatch& e) {
+  std::size_t n = vector_heap_bytes(e.ranges);
+  for (const auto& r : e.ranges) n += heap_bytes(r.name) + heap_bytes(r.domain) + heap_bytes(r.shapes);
+  return n;
+}
+
+// The memory `event` holds in a chunk; `share` (the frame's bound) for the boxed kinds.
+std::size_t queued_bytes(const QueuedEvent& event, std::size_t share) {
+  return std::visit(
+      [&](const auto& e) -> std::size_t {
+        if constexpr (std::is_same_v<std::decay_t<decltype(e)>, std::unique_ptr<const Event>>) return share;
+        else return kFrameFootprintBytes + heap_bytes(e);
+      },
+      event);
 }
 
 constexpr std::size_t kReadChunk = 64u << 10;
 // At a frame boundary a connection reads up to this much at once instead of a header and then its
 // frame: one recv for dozens of small frames (two per frame cost half the network thread at 1,024
 // ranks). Its worst case is reserved before the read: the bytes, plus the decoded overhead of the
-// most frames and records they can hold (frame_share of kMinFrameBytes frames).
+// most frames and records they can hold (frame_share of kMinFrameBytes frames of a boxed kind).
 constexpr std::size_t kReadAhead = 8u << 10;
 constexpr std::size_t kReadAheadCharge =
-    2 * kReadAhead + (kFrameFootprintBytes + kRecordFootprintBytes) * (kReadAhead / kMinFrameBytes + 1);
+    2 * kReadAhead +
+    (kFrameFootprintBytes + kBoxedEventBytes + kRecordFootprintBytes) * (kReadAhead / kMinFrameBytes + 1);
 constexpr std::size_t kMaxReadPerTurn = 1u << 20;  // fairness: one busy rank cannot starve others
 
 // A handshake that must end the connection: the peer did not prove it belongs to the run.
@@ -427,9 +479,12 @@ Collector::Impl::ReadEnd Collector::Impl::read_events(CollectorConnection& c, Co
     if (options.observe) options.observe(*event);
     const std::size_t records = event_record_count(*event);
     chunk.records += records;
-    chunk.bytes += frame_share(header.length, header.type);
     c.records += records;
-    chunk.events.push_back({session_uid, std::move(*event)});
+    chunk.events.push_back(queued_event(std::move(*event)));
+    const std::size_t share = frame_share(header.length, header.type);
+    const std::size_t held = queued_bytes(chunk.events.back(), share);
+    assert(held <= share && "a frame's share must bound what it decodes to");
+    chunk.bytes += held;
   };
   std::size_t turn_total = 0;
   try {

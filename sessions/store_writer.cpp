@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +91,28 @@ struct StoreWriter::Impl {
   std::int64_t session_id(const std::string& uid);
   std::int64_t name_id(const std::string& text);
   void write_event(std::int64_t session, const Event& event);
+  void write_queued(std::int64_t session, const QueuedEvent& event);
+  // One overload per kind of event (write_event and write_queued dispatch to them).
+  void write_kind(std::int64_t session, const RunStart& e) { write_run_start(session, e); }
+  void write_kind(std::int64_t session, const StepMetrics& e) {
+    held_steps.emplace_back(session, &e);  // written at the batch's end, in key order (write_held_rows)
+  }
+  void write_kind(std::int64_t session, const TimerBreakdown& e) { write_timers(session, e); }
+  void write_kind(std::int64_t session, const CommRecord& e);
+  void write_kind(std::int64_t session, const ActivityBatch& e);
+  void write_kind(std::int64_t session, const NvtxBatch& e);
+  void write_kind(std::int64_t session, const LogLine& e);
+  void write_kind(std::int64_t session, const RunEnd& e);
+  void write_kind(std::int64_t session, const HostReport& e) { write_host_report(session, e); }
+  void write_kind(std::int64_t session, const CollectiveMark& e) { hold_mark(session, e, e.left_at); }
+  void write_kind(std::int64_t session, const Finding& e);
+  void write_kind(std::int64_t session, const SeriesPoint& e);
+  void write_kind(std::int64_t session, const CommSummary& e);
+  void write_kind(std::int64_t session, const SessionOrigin& e);
+  /// Runs `write_events` (which writes one batch's events) in one transaction, with the held rows
+  /// and the aggregates; on failure rolls back and forgets every cache the rows fed.
+  template <class WriteEvents>
+  void in_transaction(const WriteEvents& write_events);
   void write_run_start(std::int64_t session, const RunStart& e);
   void write_step(std::int64_t session, const StepMetrics& e);
   void write_timers(std::int64_t session, const TimerBreakdown& e);
@@ -99,8 +123,6 @@ struct StoreWriter::Impl {
   /// Writes the batch's step and timer rows, held back until now, in key order.
   void write_held_rows();
   void forget_held_rows();
-  void write_foreign_run_event(std::int64_t session, const Event& event);
-  void write_doctor_event(std::int64_t session, const Event& event);
   /// One flight-record row: `m` as entered, with `left_at` (its own, or its leave mark's); held
   /// until the batch's end with the older row it forgets (write_held_rows).
   void hold_mark(std::int64_t session, const CollectiveMark& m, const std::optional<double>& left_at);
@@ -289,16 +311,17 @@ void bind_details(Statement& s, const ActivityRecord& a) {
 }  // namespace
 
 // The events of schema 4 (runs ShardScope's engine did not record).
-void StoreWriter::Impl::write_foreign_run_event(std::int64_t session, const Event& event) {
-  if (const auto* e = std::get_if<SeriesPoint>(&event)) {
-    series.bind(1, session).bind(2, name_id(e->name)).bind(3, e->step).bind(4, e->rank).bind(5, e->value).run();
-  } else if (const auto* e = std::get_if<CommSummary>(&event)) {
-    comm_summary.bind(1, session).bind(2, e->rank).bind(3, e->op).bind(4, e->message_bytes).bind(5, e->count)
-        .bind(6, e->total_latency_ms).bind(7, e->avg_latency_ms).bind(8, e->algbw_gbps).bind(9, e->busbw_gbps)
-        .run();
-  } else if (const auto* e = std::get_if<SessionOrigin>(&event)) {
-    origin.bind(1, session).bind(2, e->kind).bind(3, e->details_json).run();
-  }
+void StoreWriter::Impl::write_kind(std::int64_t session, const SeriesPoint& e) {
+  series.bind(1, session).bind(2, name_id(e.name)).bind(3, e.step).bind(4, e.rank).bind(5, e.value).run();
+}
+
+void StoreWriter::Impl::write_kind(std::int64_t session, const CommSummary& e) {
+  comm_summary.bind(1, session).bind(2, e.rank).bind(3, e.op).bind(4, e.message_bytes).bind(5, e.count)
+      .bind(6, e.total_latency_ms).bind(7, e.avg_latency_ms).bind(8, e.algbw_gbps).bind(9, e.busbw_gbps).run();
+}
+
+void StoreWriter::Impl::write_kind(std::int64_t session, const SessionOrigin& e) {
+  origin.bind(1, session).bind(2, e.kind).bind(3, e.details_json).run();
 }
 
 std::string ints_json(const std::vector<int>& values) {
@@ -323,63 +346,64 @@ void StoreWriter::Impl::write_mark(std::int64_t session, const CollectiveMark& m
   mark.run();
 }
 
-void StoreWriter::Impl::write_doctor_event(std::int64_t session, const Event& event) {
-  if (const auto* m = std::get_if<CollectiveMark>(&event)) {
-    hold_mark(session, *m, m->left_at);
-  } else if (const auto* f = std::get_if<Finding>(&event)) {
-    finding.bind(1, session).bind(2, f->kind).bind(3, f->severity).bind(4, f->first_step).bind(5, f->last_step)
-        .bind(6, ints_json(f->ranks)).bind(7, f->summary).bind(8, f->evidence).bind(9, f->suggested_fix)
-        .bind(10, known_time(f->found_at)).run();
+void StoreWriter::Impl::write_kind(std::int64_t session, const Finding& f) {
+  finding.bind(1, session).bind(2, f.kind).bind(3, f.severity).bind(4, f.first_step).bind(5, f.last_step)
+      .bind(6, ints_json(f.ranks)).bind(7, f.summary).bind(8, f.evidence).bind(9, f.suggested_fix)
+      .bind(10, known_time(f.found_at)).run();
+}
+
+void StoreWriter::Impl::write_kind(std::int64_t session, const CommRecord& e) {
+  stats.add_comm(session, e);  // before its row: the rank's earlier records of the step are asked for
+  comm.bind(1, session).bind(2, e.rank).bind(3, e.step).bind(4, e.op).bind(5, e.bytes).bind(6, e.latency_us)
+      .bind(7, e.algbw_gbps).bind(8, e.busbw_gbps).bind(9, e.group_size).run();
+}
+
+void StoreWriter::Impl::write_kind(std::int64_t session, const ActivityBatch& e) {
+  std::vector<std::int64_t> name_ids;
+  name_ids.reserve(e.records.size());
+  for (const auto& a : e.records) name_ids.push_back(name_id(a.name));
+  activity_stats.add_batch(session, e, name_ids);  // before its rows: it reads the rows already there
+  for (std::size_t i = 0; i < e.records.size(); ++i) {
+    const ActivityRecord& a = e.records[i];
+    activity.bind(1, session).bind(2, e.rank).bind(3, static_cast<int>(a.kind)).bind(4, name_ids[i])
+        .bind(5, a.start_ns).bind(6, a.end_ns).bind(7, a.device).bind(8, a.stream).bind(9, a.bytes)
+        .bind(10, a.step);
+    bind_details(activity, a);
+    activity.run();
   }
 }
 
+void StoreWriter::Impl::write_kind(std::int64_t session, const NvtxBatch& e) {
+  for (const auto& n : e.ranges) {
+    nvtx.bind(1, session).bind(2, e.rank).bind(3, name_id(n.name)).bind(4, n.domain).bind(5, n.start_ns)
+        .bind(6, n.end_ns).bind(7, n.device).bind(8, n.stream).bind(9, n.step);
+    if (n.shapes.empty()) nvtx.bind_null(10);
+    else nvtx.bind(10, name_id(n.shapes));
+    nvtx.bind(11, n.external_id).bind(12, n.sequence_number).bind(13, n.forward_thread_id)
+        .bind(14, n.forward_op_id).run();
+  }
+}
+
+void StoreWriter::Impl::write_kind(std::int64_t session, const LogLine& e) {
+  log.bind(1, session).bind(2, e.rank).bind(3, e.time).bind(4, static_cast<int>(e.level)).bind(5, e.text).run();
+}
+
+void StoreWriter::Impl::write_kind(std::int64_t session, const RunEnd& e) {
+  run_end.bind(1, session).bind(2, e.status).bind(3, known_time(e.ended_at)).bind(4, e.wall_time_s).run();
+  write_exit_codes(session, e.exit_codes);
+}
+
 void StoreWriter::Impl::write_event(std::int64_t session, const Event& event) {
-  if (const auto* e = std::get_if<RunStart>(&event)) return write_run_start(session, *e);
-  if (const auto* e = std::get_if<StepMetrics>(&event)) {
-    held_steps.emplace_back(session, e);  // written at the batch's end, in key order (write_held_rows)
-    return;
-  }
-  if (const auto* e = std::get_if<TimerBreakdown>(&event)) {
-    write_timers(session, *e);
-  } else if (const auto* e = std::get_if<CommRecord>(&event)) {
-    stats.add_comm(session, *e);  // before its row: the rank's earlier records of the step are asked for
-    comm.bind(1, session).bind(2, e->rank).bind(3, e->step).bind(4, e->op).bind(5, e->bytes)
-        .bind(6, e->latency_us).bind(7, e->algbw_gbps).bind(8, e->busbw_gbps).bind(9, e->group_size).run();
-  } else if (const auto* e = std::get_if<ActivityBatch>(&event)) {
-    std::vector<std::int64_t> name_ids;
-    name_ids.reserve(e->records.size());
-    for (const auto& a : e->records) name_ids.push_back(name_id(a.name));
-    activity_stats.add_batch(session, *e, name_ids);  // before its rows: it reads the rows already there
-    for (std::size_t i = 0; i < e->records.size(); ++i) {
-      const ActivityRecord& a = e->records[i];
-      activity.bind(1, session).bind(2, e->rank).bind(3, static_cast<int>(a.kind)).bind(4, name_ids[i])
-          .bind(5, a.start_ns).bind(6, a.end_ns).bind(7, a.device).bind(8, a.stream).bind(9, a.bytes)
-          .bind(10, a.step);
-      bind_details(activity, a);
-      activity.run();
-    }
-  } else if (const auto* e = std::get_if<NvtxBatch>(&event)) {
-    for (const auto& n : e->ranges) {
-      nvtx.bind(1, session).bind(2, e->rank).bind(3, name_id(n.name)).bind(4, n.domain).bind(5, n.start_ns)
-          .bind(6, n.end_ns).bind(7, n.device).bind(8, n.stream).bind(9, n.step);
-      if (n.shapes.empty()) nvtx.bind_null(10);
-      else nvtx.bind(10, name_id(n.shapes));
-      nvtx.bind(11, n.external_id).bind(12, n.sequence_number).bind(13, n.forward_thread_id)
-          .bind(14, n.forward_op_id).run();
-    }
-  } else if (const auto* e = std::get_if<LogLine>(&event)) {
-    log.bind(1, session).bind(2, e->rank).bind(3, e->time).bind(4, static_cast<int>(e->level))
-        .bind(5, e->text).run();
-  } else if (const auto* e = std::get_if<RunEnd>(&event)) {
-    run_end.bind(1, session).bind(2, e->status).bind(3, known_time(e->ended_at)).bind(4, e->wall_time_s).run();
-    write_exit_codes(session, e->exit_codes);
-  } else if (const auto* e = std::get_if<HostReport>(&event)) {
-    write_host_report(session, *e);
-  } else if (std::holds_alternative<CollectiveMark>(event) || std::holds_alternative<Finding>(event)) {
-    write_doctor_event(session, event);
-  } else {
-    write_foreign_run_event(session, event);
-  }
+  std::visit([&](const auto& e) { write_kind(session, e); }, event);
+}
+
+void StoreWriter::Impl::write_queued(std::int64_t session, const QueuedEvent& event) {
+  std::visit(
+      [&](const auto& e) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(e)>, std::unique_ptr<const Event>>) write_event(session, *e);
+        else write_kind(session, e);
+      },
+      event);
 }
 
 namespace {
@@ -388,16 +412,49 @@ namespace {
 // right after the other in the same batch. Written as one row (the enter's, with the leave's
 // time) they cost one upsert instead of an insert and an update of the same key: the marks were
 // 6 of a step's 15 records and a third of the writer's time at 1,024 ranks (issue 35).
-const CollectiveMark* leave_of(const SessionEvent& enter, const SessionEvent& next) {
-  const auto* in = std::get_if<CollectiveMark>(&enter.event);
-  const auto* out = std::get_if<CollectiveMark>(&next.event);
+const CollectiveMark* leave_of(const CollectiveMark* in, const CollectiveMark* out) {
   if (!in || !out || in->left_at || !out->left_at) return nullptr;
   if (in->rank != out->rank || in->sequence != out->sequence || in->group != out->group) return nullptr;
-  if (enter.session_uid != next.session_uid && *enter.session_uid != *next.session_uid) return nullptr;
   return out;
 }
 
+const CollectiveMark* leave_of(const SessionEvent& enter, const SessionEvent& next) {
+  if (enter.session_uid != next.session_uid && *enter.session_uid != *next.session_uid) return nullptr;
+  return leave_of(std::get_if<CollectiveMark>(&enter.event), std::get_if<CollectiveMark>(&next.event));
+}
+
 }  // namespace
+
+QueuedEvent queued_event(Event&& event) {
+  return std::visit(
+      [&](auto&& e) -> QueuedEvent {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_constructible_v<QueuedEvent, std::in_place_type_t<T>, T&&>)
+          return QueuedEvent(std::in_place_type<T>, std::move(e));
+        else
+          return std::make_unique<const Event>(std::move(event));
+      },
+      std::move(event));
+}
+
+template <class WriteEvents>
+void StoreWriter::Impl::in_transaction(const WriteEvents& write_events) {
+  try {
+    Transaction transaction(db);
+    write_events();
+    write_held_rows();
+    stats.flush();
+    activity_stats.flush();
+    transaction.commit();
+  } catch (...) {
+    forget_held_rows();
+    sessions.clear();
+    names.clear();
+    stats.clear();
+    activity_stats.clear();
+    throw;
+  }
+}
 
 StoreWriter::StoreWriter(Store& store) : impl_(std::make_unique<Impl>(store.db())) {}
 StoreWriter::~StoreWriter() = default;
@@ -411,8 +468,7 @@ void StoreWriter::write(const std::vector<SessionEvent>& batch) {
 
 void StoreWriter::write(const std::vector<const SessionEvent*>& batch) {
   if (batch.empty()) return;
-  try {
-    Transaction transaction(impl_->db);
+  impl_->in_transaction([&] {
     const std::string* last_uid = nullptr;
     std::int64_t session = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -428,18 +484,24 @@ void StoreWriter::write(const std::vector<const SessionEvent*>& batch) {
       }
       impl_->write_event(session, item.event);
     }
-    impl_->write_held_rows();
-    impl_->stats.flush();
-    impl_->activity_stats.flush();
-    transaction.commit();
-  } catch (...) {
-    impl_->forget_held_rows();
-    impl_->sessions.clear();
-    impl_->names.clear();
-    impl_->stats.clear();
-    impl_->activity_stats.clear();
-    throw;
-  }
+  });
+}
+
+void StoreWriter::write(const std::string& session_uid, const std::vector<const QueuedEvent*>& batch) {
+  if (batch.empty()) return;
+  impl_->in_transaction([&] {
+    const std::int64_t session = impl_->session_id(session_uid);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const auto* enter = std::get_if<CollectiveMark>(batch[i]);
+      if (const CollectiveMark* leave =
+              enter && i + 1 < batch.size() ? leave_of(enter, std::get_if<CollectiveMark>(batch[i + 1])) : nullptr) {
+        impl_->hold_mark(session, *enter, leave->left_at);
+        ++i;  // the leave is written with its enter
+        continue;
+      }
+      impl_->write_queued(session, *batch[i]);
+    }
+  });
 }
 
 void StoreWriter::write(const std::string& session_uid, const std::vector<Event>& events) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "sessions/events.hpp"
@@ -22,6 +23,16 @@ struct SessionEvent {
   Event event;
 };
 
+/// An event as the collector queues it for the writer: the kinds every step sends held in place,
+/// the rare large ones (RunStart alone is 968 bytes) boxed, so an element costs about 250 bytes
+/// instead of the Event variant's 976 and the same memory cap holds a transaction of 2.5 times the
+/// records (docs/benchmarks.md, "shardscope-load", 2026-12-08).
+using QueuedEvent = std::variant<StepMetrics, TimerBreakdown, CommRecord, CollectiveMark, LogLine, ActivityBatch,
+                                 NvtxBatch, std::unique_ptr<const Event>>;
+
+/// `event` in its queued form (moved from, boxed only when it is not one of QueuedEvent's own kinds).
+QueuedEvent queued_event(Event&& event);
+
 class StoreWriter {
  public:
   /// Borrows `store`, which must outlive the writer and be used from the writer's thread only.
@@ -34,6 +45,8 @@ class StoreWriter {
   void write(const std::vector<SessionEvent>& batch);
   /// Same, for events held elsewhere (the collector's queued chunks, written without moving them).
   void write(const std::vector<const SessionEvent*>& batch);
+  /// Same, for queued events of session `session_uid` (the collector's chunks, written in place).
+  void write(const std::string& session_uid, const std::vector<const QueuedEvent*>& batch);
   /// Same, for events of one session.
   void write(const std::string& session_uid, const std::vector<Event>& events);
   /// The row id of session `uid`, creating a "running" row if it is not there yet.
