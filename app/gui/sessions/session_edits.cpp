@@ -1,6 +1,7 @@
 #include "app/gui/sessions/session_edits.hpp"
 
 #include <map>
+#include <utility>
 
 #include "app/gui/common/cli_locator.hpp"
 #include "sessions/errors.hpp"
@@ -23,6 +24,12 @@ EditOutcome on_store(const std::string& file, Edit edit) {
   } catch (const std::exception& e) {
     out.error = file + ": " + e.what();
   }
+  return out;
+}
+
+EditOutcome failed_edit(std::string error) {
+  EditOutcome out;
+  out.error = std::move(error);
   return out;
 }
 
@@ -59,13 +66,12 @@ EditOutcome delete_session_refs(const std::vector<SessionRef>& sessions) {
 }
 
 EditOutcome export_session_refs(const std::vector<SessionRef>& sessions, const std::string& directory) {
-  if (sessions.empty()) return {"select the sessions to export", {}};
+  if (sessions.empty()) return failed_edit("select the sessions to export");
   std::vector<std::int64_t> ids;
   for (const auto& s : sessions) {
     if (s.file != sessions.front().file)
-      return {"the selection spans " + sessions.front().file + " and " + s.file +
-                  ": select sessions of one file (the export, like `shardscope sessions export --db FILE`, reads one)",
-              {}};
+      return failed_edit("the selection spans " + sessions.front().file + " and " + s.file +
+                         ": select sessions of one file (the export, like `shardscope sessions export --db FILE`, reads one)");
     ids.push_back(s.id);
   }
   return on_store(sessions.front().file, [&](ss::Store& store, EditOutcome& out) {
