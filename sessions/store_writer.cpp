@@ -460,24 +460,17 @@ StoreWriter::StoreWriter(Store& store) : impl_(std::make_unique<Impl>(store.db()
 StoreWriter::~StoreWriter() = default;
 
 void StoreWriter::write(const std::vector<SessionEvent>& batch) {
-  std::vector<const SessionEvent*> items;
-  items.reserve(batch.size());
-  for (const auto& e : batch) items.push_back(&e);
-  write(items);
-}
-
-void StoreWriter::write(const std::vector<const SessionEvent*>& batch) {
   if (batch.empty()) return;
   impl_->in_transaction([&] {
     const std::string* last_uid = nullptr;
     std::int64_t session = 0;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      const SessionEvent& item = *batch[i];
+      const SessionEvent& item = batch[i];
       if (!last_uid || *item.session_uid != *last_uid) {
         session = impl_->session_id(*item.session_uid);
         last_uid = item.session_uid.get();
       }
-      if (const CollectiveMark* leave = i + 1 < batch.size() ? leave_of(item, *batch[i + 1]) : nullptr) {
+      if (const CollectiveMark* leave = i + 1 < batch.size() ? leave_of(item, batch[i + 1]) : nullptr) {
         impl_->hold_mark(session, std::get<CollectiveMark>(item.event), leave->left_at);
         ++i;  // the leave is written with its enter
         continue;

@@ -43,8 +43,6 @@ class StoreWriter {
 
   /// Writes `batch` in one transaction: after a crash either all of it is in the file or none.
   void write(const std::vector<SessionEvent>& batch);
-  /// Same, for events held elsewhere (the collector's queued chunks, written without moving them).
-  void write(const std::vector<const SessionEvent*>& batch);
   /// Same, for queued events of session `session_uid` (the collector's chunks, written in place).
   void write(const std::string& session_uid, const std::vector<const QueuedEvent*>& batch);
   /// Same, for events of one session.
